@@ -23,6 +23,11 @@ type Item struct {
 	DB       string
 	// Fields are the pass-through columns, in dataset order.
 	Fields []Field
+	// Invalid is set (FILE:LINE: message) when the dataset row could not be
+	// read as an item (empty or duplicate id, not an object, two values on
+	// one line). The planner runs no stage on it: the item is an `error`
+	// with this message, so the row is reported, never dropped.
+	Invalid string
 }
 
 // Field is one pass-through column value of an item.
