@@ -162,6 +162,12 @@ type Score struct {
 	// Note is the metric's explanation of its value, when it has one (an
 	// LLM judge's reasoning); items.parquet keeps it in metric_notes.
 	Note string
+	// Official is set when the value follows an official scorer's compare
+	// profile (testsuite, bird, buildingqa, …): an item whose status is
+	// `error` still counts in that metric's mean with this value, so the
+	// profile's totals reproduce the official script's. Under evalflow's
+	// own profiles errored items are left out of the mean.
+	Official bool
 }
 
 // Record is the state of one item inside a run.
