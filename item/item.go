@@ -188,6 +188,10 @@ type Record struct {
 	// before the item finished.
 	Status string
 	Error  string
+
+	// Resumed marks an item an earlier run of the same directory finished:
+	// it keeps its place in the order but no stage runs on it.
+	Resumed bool
 }
 
 // SetScore adds or replaces a score by name.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"sort"
+	"time"
 
 	"github.com/sourcegraph/conc"
 
@@ -29,6 +30,19 @@ type RunOptions struct {
 	// OnStart is told the number of items once the dataset is read (-1 when
 	// it is streamed and not known yet).
 	OnStart func(total int)
+	// Skip reports items an earlier run of the same directory finished:
+	// they keep their place in the order (seq) but run no stage and are
+	// not delivered.
+	Skip func(seq int) bool
+	// Window bounds the items between the dataset and delivery (0: eight
+	// times the widest stage's concurrency, at least 64): a slow item
+	// holds back at most this many finished ones, so memory is bounded by
+	// concurrency, not by the dataset's size.
+	Window int
+	// Grace is how long a cancelled run waits for in-flight items to drain
+	// before it returns without them (0: 1.5 s). A stage that ignores its
+	// context cannot keep an interrupted run alive.
+	Grace time.Duration
 }
 
 var errStop = errors.New("stop")
@@ -54,10 +68,18 @@ func (pl *Plan) Run(ctx context.Context, opts RunOptions) error {
 	src := make(chan *item.Record, first)
 	var wg conc.WaitGroup
 	var srcErr error
+	window := opts.Window
+	if window <= 0 {
+		window = 64
+		for _, n := range pl.Chain {
+			window = max(window, 8*n.Concurrency)
+		}
+	}
+	tokens := make(chan struct{}, window)
 
 	wg.Go(func() {
 		defer close(src)
-		srcErr = pl.produce(ctx, opts, src)
+		srcErr = pl.produce(ctx, opts, src, tokens)
 	})
 
 	stop := func(err error) { cancel(err) }
@@ -91,6 +113,10 @@ func (pl *Plan) Run(ctx context.Context, opts RunOptions) error {
 	pending := map[int]*item.Record{}
 	next := 0
 	deliver := func(rec *item.Record) {
+		<-tokens
+		if rec.Resumed {
+			return
+		}
 		if rec.Status == "" {
 			rec.Status = "ok"
 		}
@@ -104,7 +130,34 @@ func (pl *Plan) Run(ctx context.Context, opts RunOptions) error {
 			}
 		}
 	}
-	for rec := range in {
+	grace := opts.Grace
+	if grace <= 0 {
+		grace = 1500 * time.Millisecond
+	}
+	var graceC <-chan time.Time
+	abandoned := false
+collect:
+	for {
+		var rec *item.Record
+		var ok bool
+		select {
+		case rec, ok = <-in:
+		case <-ctx.Done():
+			if graceC == nil {
+				t := time.NewTimer(grace)
+				defer t.Stop()
+				graceC = t.C
+			}
+			select {
+			case rec, ok = <-in:
+			case <-graceC:
+				abandoned = true
+				break collect
+			}
+		}
+		if !ok {
+			break
+		}
 		pending[rec.Seq] = rec
 		for {
 			r, ok := pending[next]
@@ -115,6 +168,23 @@ func (pl *Plan) Run(ctx context.Context, opts RunOptions) error {
 			next++
 			deliver(r)
 		}
+	}
+	if abandoned {
+		// Stages still hold items past the grace period: deliver what
+		// finished and return without waiting for the rest (their
+		// goroutines end when their stages notice the cancellation).
+		keys := make([]int, 0, len(pending))
+		for k := range pending {
+			keys = append(keys, k)
+		}
+		sort.Ints(keys)
+		for _, k := range keys {
+			deliver(pending[k])
+		}
+		if sinkErr != nil {
+			return sinkErr
+		}
+		return context.Cause(ctx)
 	}
 	// Anything left had a gap before it (cannot happen unless a record was
 	// lost); deliver in order anyway so nothing computed is dropped.
@@ -138,9 +208,19 @@ func (pl *Plan) Run(ctx context.Context, opts RunOptions) error {
 	return context.Cause(ctx)
 }
 
-func (pl *Plan) produce(ctx context.Context, opts RunOptions, out chan<- *item.Record) error {
+func (pl *Plan) produce(ctx context.Context, opts RunOptions, out chan<- *item.Record, tokens chan<- struct{}) error {
 	send := func(seq int, it item.Item) error {
 		rec := &item.Record{Seq: seq, Item: it}
+		if opts.Skip != nil && opts.Skip(seq) {
+			rec.Resumed = true
+		} else if it.Invalid != "" {
+			rec.Status, rec.Error = "error", it.Invalid
+		}
+		select {
+		case tokens <- struct{}{}:
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		}
 		select {
 		case out <- rec:
 			return nil
@@ -212,7 +292,7 @@ func process(ctx context.Context, n *Node, rec *item.Record, stop func(error)) {
 		}
 		return
 	}
-	if rec.Status == "cancelled" {
+	if rec.Status == "cancelled" || rec.Resumed || rec.Item.Invalid != "" {
 		return
 	}
 	defer func() {
@@ -238,5 +318,13 @@ func process(ctx context.Context, n *Node, rec *item.Record, stop func(error)) {
 		if rec.Status != "error" {
 			rec.Status, rec.Error = "error", fmt.Sprintf("%s on item %q: %v", n.Name(), rec.Item.ID, err)
 		}
+	}
+}
+
+// Collect hands a finished record to the collectors (aggregate) without
+// running it: a resumed run feeds them the items an earlier run finished.
+func (pl *Plan) Collect(rec *item.Record) {
+	for _, c := range pl.Collectors {
+		c.Stage.(nodes.Collector).Collect(rec)
 	}
 }

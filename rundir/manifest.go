@@ -13,7 +13,9 @@ import (
 // to reproduce it. Field names are part of the output contract.
 type Manifest struct {
 	RunID        string        `json:"run_id"`
-	Status       string        `json:"status"` // complete | cancelled | failed
+	// Status is running (being written, or interrupted when its lock is
+	// stale), complete, cancelled, stopped (max_cost) or failed.
+	Status       string        `json:"status"`
 	Error        string        `json:"error,omitempty"`
 	Pipeline     string        `json:"pipeline"`
 	PipelineHash string        `json:"pipeline_sha256"`
@@ -27,10 +29,24 @@ type Manifest struct {
 	Finished     time.Time     `json:"finished"`
 	Seconds      float64       `json:"duration_seconds"`
 	Counts       Counts        `json:"counts"`
+	// Fingerprint identifies the inputs; resuming needs the same.
+	Fingerprint Fingerprint `json:"fingerprint,omitempty"`
+	// Resumes counts the earlier processes this run continues (0: ran in
+	// one go); Kept is how many finished items came from them.
+	Resumes int `json:"resumes"`
+	Kept    int `json:"kept_items"`
+	// MaxErrors is the -max-errors threshold the run was held to.
+	MaxErrors string `json:"max_errors"`
 	// Warnings are run-wide observations from the stages (nodes.Warner).
 	Warnings []string `json:"warnings,omitempty"`
 	// Metrics are the overall means, by metric column.
 	Metrics map[string]*float64 `json:"metrics"`
+	// MetricsWithoutErrors are the overall means over items not in error,
+	// for metrics whose official profile counts errored items in Metrics.
+	MetricsWithoutErrors map[string]*float64 `json:"metrics_without_errors,omitempty"`
+	// MetricErrors counts, per metric, items where the metric failed (a
+	// judge that failed or answered unparsably) or whose item is in error.
+	MetricErrors map[string]int `json:"metric_errors,omitempty"`
 }
 
 // ManifestVar is one resolved variable and where its value came from.

@@ -7,17 +7,44 @@
 //	aggregates.parquet  one row per (group, metric)
 //	summary.md          the summary table a person reads
 //
-// Items and attempts are streamed as records arrive (in dataset order), so a
-// cancelled run still leaves readable Parquet holding every finished item.
-// A Run is used from one goroutine; Close must be called exactly once.
+// Crash safety. While a run is going, finished items are written to part
+// files under parts/ (items-Gggg-Ppppppp.parquet and the matching attempts
+// part), each written under a .tmp name and renamed when complete, at most
+// every FlushEvery or FlushItems records. Every *.parquet in the directory
+// is therefore complete at every moment, and a run killed with kill -9
+// leaves its finished items readable with one glob, parts/items-*.parquet.
+// When the process ends normally (complete, cancelled, failed) the parts are
+// merged in dataset order into items.parquet and attempts.parquet (again
+// through a temporary name), the manifest is written, and parts/ is
+// removed.
+//
+// Resume. Opening a directory that holds an unfinished run of the same
+// inputs (Config.Fingerprint) continues it: items that finished (ok,
+// timeout, unsafe) are kept and reported through Config.OnKept, errored and
+// cancelled items are dropped from the parts (each part is rewritten in
+// place, atomically) so the caller runs them again; the new items are
+// written as a new generation of parts and the merge interleaves them by
+// seq, so the final files equal an uninterrupted run's. A lock file held
+// with flock(2) stops two processes writing one directory; the kernel drops
+// it when its process dies, which is how a crashed run is told from a live
+// one.
 package rundir
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
 
 	"github.com/evalflow/evalflow/dsl"
 	"github.com/evalflow/evalflow/item"
@@ -33,15 +60,46 @@ const (
 	AttemptsFile   = "attempts.parquet"
 	AggregatesFile = "aggregates.parquet"
 	SummaryFile    = "summary.md"
+	PartsDir       = "parts"
+	LockFile       = ".evalflow.lock"
 )
 
-type extra struct {
-	sink *dsl.Sink
-	w    sinks.Writer
-	qas  *qasSink
+// Flush defaults: finished items reach a renamed part file within this
+// time or this many items, whichever comes first.
+const (
+	DefaultFlushEvery = 2 * time.Second
+	DefaultFlushItems = 2000
+)
+
+// Config says how to open a run directory.
+type Config struct {
+	// MetricCols are the item metric columns, in order.
+	MetricCols []string
+	Sinks      []*dsl.Sink
+	// Overwrite starts over in a directory holding a run of other inputs
+	// (or a complete one).
+	Overwrite bool
+	// Fingerprint identifies the run's inputs (pipeline, variables,
+	// dataset, predictions, databases, -limit/-sample). A directory holding
+	// a run with another fingerprint is refused unless Overwrite, naming
+	// the components that differ.
+	Fingerprint Fingerprint
+	// MayDiffer lists fingerprint components allowed to differ on resume
+	// (a run stopped by max_cost may resume with a higher one).
+	MayDiffer func(prev *Manifest, key string) bool
+	// OnKept receives every item an earlier run of this directory finished,
+	// rebuilt from its row (id, fields, status, final error class, scores),
+	// in dataset order, before Open returns.
+	OnKept func(*item.Record)
+	// FlushEvery and FlushItems bound how long a finished item stays in an
+	// unfinished part (defaults DefaultFlushEvery, DefaultFlushItems).
+	FlushEvery time.Duration
+	FlushItems int
 }
 
-// Run owns the writers of one run directory.
+// Run owns the writers of one run directory. Write may be called from one
+// goroutine while a background flusher runs; every other method is called
+// from the goroutine that opened the run.
 type Run struct {
 	Dir string
 
@@ -51,11 +109,33 @@ type Run struct {
 	itemSchema sinks.Schema
 	sinkBlocks []*dsl.Sink
 
+	cfg   Config
+	lock  *os.File
+	gen   int // this process's generation: 0 for a fresh run, +1 per resume
+	kept  bitset
+	nKept int
+
+	mu       sync.Mutex
+	part     int // next part number of this generation
 	items    sinks.Writer
 	attempts sinks.Writer
-	extras   []extra
+	qas      sinks.Writer // sidecar (seq, sink, line) rows for qas_jsonl sinks
+	qasSinks []*qasSink
+	live     []extra // standard-output sinks streamed as records arrive (fresh runs)
+	pending  int     // records in the open part
+	lastSync time.Time
+	werr     error // sticky write error
+	stopSync chan struct{}
+	syncDone chan struct{}
 
+	// Counts are computed over every item of the run (earlier generations
+	// included) by Close.
 	Counts Counts
+}
+
+type extra struct {
+	sink *dsl.Sink
+	w    sinks.Writer
 }
 
 // Counts are what the run did, for the manifest and summary.
@@ -76,34 +156,473 @@ type Counts struct {
 	Classes      map[string]int `json:"error_classes"`
 }
 
-// Create makes dir (it may exist, but must not hold a previous run's
-// manifest unless overwrite is set) and prepares the writers. metricCols are
-// the item metric columns, in order.
-func Create(dir string, metricCols []string, sinkBlocks []*dsl.Sink, overwrite bool) (*Run, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
+// Fingerprint maps an input's name ("pipeline", "variables", "dataset",
+// "input:PATH", "databases", "limit", …) to a hash or value.
+type Fingerprint map[string]string
+
+// ErrComplete is returned by Open when the directory holds a complete run
+// of the same inputs: there is nothing to do. Prev is that run's manifest.
+type ErrComplete struct{ Prev *Manifest }
+
+func (e *ErrComplete) Error() string {
+	return "the run is already complete (nothing to do; -overwrite starts over)"
+}
+
+// ErrMismatch is returned by Open when the directory holds a run of other
+// inputs.
+type ErrMismatch struct {
+	Dir    string
+	Differ []string
+}
+
+func (e *ErrMismatch) Error() string {
+	return fmt.Sprintf("%s holds a run of other inputs (%s differ); use the same inputs to resume it, another -out, or -overwrite to start over",
+		e.Dir, strings.Join(e.Differ, ", "))
+}
+
+// ErrLocked is returned when another live process holds the directory.
+type ErrLocked struct {
+	Dir string
+	PID string
+}
+
+func (e *ErrLocked) Error() string {
+	return fmt.Sprintf("%s is being written by another evalflow process (pid %s); wait for it or choose another -out", e.Dir, e.PID)
+}
+
+// Previous returns the manifest of the run in dir, nil when there is none.
+func Previous(dir string) (*Manifest, error) {
+	b, err := os.ReadFile(filepath.Join(dir, ManifestName))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
 	}
-	if _, err := os.Stat(filepath.Join(dir, ManifestName)); err == nil && !overwrite {
-		return nil, fmt.Errorf("%s already holds a run (manifest.json exists); choose another -out or remove it", dir)
-	}
-	r := &Run{Dir: dir, metricCols: metricCols, sinkBlocks: sinkBlocks, Counts: Counts{Classes: map[string]int{}}}
-	var err error
-	r.attempts, err = sinks.NewParquet(filepath.Join(dir, AttemptsFile), AttemptSchema)
 	if err != nil {
 		return nil, err
 	}
-	for _, sb := range sinkBlocks {
-		if sb.Table != "attempts" {
+	var m Manifest
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, ManifestName), err)
+	}
+	return &m, nil
+}
+
+// Create opens dir for a fresh run with no fingerprint (tests and tools).
+func Create(dir string, metricCols []string, sinkBlocks []*dsl.Sink, overwrite bool) (*Run, error) {
+	return Open(dir, Config{MetricCols: metricCols, Sinks: sinkBlocks, Overwrite: overwrite})
+}
+
+// Open locks dir and prepares it for a run: fresh, resumed (see the package
+// doc) or refused.
+func Open(dir string, cfg Config) (*Run, error) {
+	if cfg.FlushEvery <= 0 {
+		cfg.FlushEvery = DefaultFlushEvery
+	}
+	if cfg.FlushItems <= 0 {
+		cfg.FlushItems = DefaultFlushItems
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	lock, err := acquire(dir)
+	if err != nil {
+		return nil, err
+	}
+	r := &Run{Dir: dir, metricCols: cfg.MetricCols, sinkBlocks: cfg.Sinks, cfg: cfg, lock: lock, Counts: Counts{Classes: map[string]int{}}}
+	fail := func(err error) (*Run, error) {
+		r.unlock()
+		return nil, err
+	}
+	prev, err := Previous(dir)
+	if err != nil && !cfg.Overwrite {
+		return fail(fmt.Errorf("%w (-overwrite starts over)", err))
+	}
+	switch {
+	case prev == nil && !cfg.Overwrite:
+		// A directory without a manifest may still hold parts of a run
+		// killed before its first manifest write: start over cleanly.
+		if err := r.clear(); err != nil {
+			return fail(err)
+		}
+	case cfg.Overwrite || prev == nil:
+		if err := r.clear(); err != nil {
+			return fail(err)
+		}
+	default:
+		if d := differ(prev, cfg); len(d) > 0 {
+			return fail(&ErrMismatch{Dir: dir, Differ: d})
+		}
+		if prev.Status == "complete" && !hasParts(dir) {
+			return fail(&ErrComplete{Prev: prev})
+		}
+		if err := r.resume(); err != nil {
+			return fail(fmt.Errorf("resuming %s: %w", dir, err))
+		}
+	}
+	if err := os.MkdirAll(filepath.Join(dir, PartsDir), 0o755); err != nil {
+		return fail(err)
+	}
+	for _, sb := range cfg.Sinks {
+		if sb.Kind == "qas_jsonl" {
+			r.qasSinks = append(r.qasSinks, &qasSink{sink: sb, opts: qasOptions(sb)})
+		}
+	}
+	if r.gen == 0 {
+		for _, sb := range cfg.Sinks {
+			if sb.Path == "-" && sb.Table == "attempts" {
+				w, err := sinks.Open(sb.Kind, "-", AttemptSchema)
+				if err != nil {
+					return fail(fmt.Errorf("sink.%s: %w", sb.Name, err))
+				}
+				r.live = append(r.live, extra{sink: sb, w: w})
+			}
+		}
+	}
+	r.lastSync = time.Now()
+	r.stopSync, r.syncDone = make(chan struct{}), make(chan struct{})
+	go r.flusher()
+	return r, nil
+}
+
+func acquire(dir string) (*os.File, error) {
+	f, err := os.OpenFile(filepath.Join(dir, LockFile), os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		b, _ := io.ReadAll(f)
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, &ErrLocked{Dir: dir, PID: strings.TrimSpace(string(b))}
+		}
+		return nil, fmt.Errorf("locking %s: %w", dir, err)
+	}
+	f.Truncate(0)
+	f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+	return f, nil
+}
+
+func (r *Run) unlock() {
+	if r.lock != nil {
+		r.lock.Close() // closing the descriptor releases the flock
+		r.lock = nil
+	}
+}
+
+// Stale reports whether manifest status "running" in dir belongs to a dead
+// process (its lock is free).
+func Stale(dir string) bool {
+	f, err := os.OpenFile(filepath.Join(dir, LockFile), os.O_RDWR, 0)
+	if err != nil {
+		return true
+	}
+	defer f.Close()
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		return false
+	}
+	syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+	return true
+}
+
+func differ(prev *Manifest, cfg Config) []string {
+	var d []string
+	keys := map[string]bool{}
+	for k := range prev.Fingerprint {
+		keys[k] = true
+	}
+	for k := range cfg.Fingerprint {
+		keys[k] = true
+	}
+	for k := range keys {
+		if prev.Fingerprint[k] == cfg.Fingerprint[k] {
 			continue
 		}
-		w, err := sinks.Open(sb.Kind, r.sinkPath(sb), AttemptSchema)
-		if err != nil {
-			r.Close()
-			return nil, fmt.Errorf("sink.%s: %w", sb.Name, err)
+		if cfg.MayDiffer != nil && cfg.MayDiffer(prev, k) {
+			continue
 		}
-		r.extras = append(r.extras, extra{sink: sb, w: w})
+		d = append(d, k)
 	}
-	return r, nil
+	sort.Strings(d)
+	return d
+}
+
+// clear removes a previous run's files (never anything else).
+func (r *Run) clear() error {
+	for _, n := range []string{ManifestName, ItemsFile, AttemptsFile, AggregatesFile, SummaryFile} {
+		if err := os.Remove(filepath.Join(r.Dir, n)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+	}
+	return os.RemoveAll(filepath.Join(r.Dir, PartsDir))
+}
+
+func hasParts(dir string) bool {
+	m, _ := filepath.Glob(filepath.Join(dir, PartsDir, "items-*.parquet"))
+	return len(m) > 0
+}
+
+var partName = regexp.MustCompile(`^(items|attempts|qas)-G(\d+)-P(\d+)\.parquet$`)
+
+type partFile struct {
+	kind      string
+	gen, part int
+	path      string
+}
+
+func listParts(dir, kind string) ([]partFile, error) {
+	ents, err := os.ReadDir(filepath.Join(dir, PartsDir))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []partFile
+	for _, e := range ents {
+		m := partName.FindStringSubmatch(e.Name())
+		if m == nil || (kind != "" && m[1] != kind) {
+			continue
+		}
+		g, _ := strconv.Atoi(m[2])
+		p, _ := strconv.Atoi(m[3])
+		out = append(out, partFile{kind: m[1], gen: g, part: p, path: filepath.Join(dir, PartsDir, e.Name())})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].gen != out[j].gen {
+			return out[i].gen < out[j].gen
+		}
+		return out[i].part < out[j].part
+	})
+	return out, nil
+}
+
+func partPath(dir, kind string, gen, part int) string {
+	return filepath.Join(dir, PartsDir, fmt.Sprintf("%s-G%03d-P%06d.parquet", kind, gen, part))
+}
+
+// resume turns the previous run's output into parts holding only its
+// finished items and picks the next generation.
+func (r *Run) resume() error {
+	pd := filepath.Join(r.Dir, PartsDir)
+	if err := os.MkdirAll(pd, 0o755); err != nil {
+		return err
+	}
+	// Leftover temporary files of a killed process are incomplete.
+	if tmps, _ := filepath.Glob(filepath.Join(pd, "*.tmp")); len(tmps) > 0 {
+		for _, t := range tmps {
+			os.Remove(t)
+		}
+	}
+	if !hasParts(r.Dir) {
+		// The previous process ended normally (cancelled, failed,
+		// stopped) and merged its parts: its merged files become
+		// generation 0. Renames are atomic; the manifest already says the
+		// run is not complete.
+		for kind, name := range map[string]string{"items": ItemsFile, "attempts": AttemptsFile} {
+			src := filepath.Join(r.Dir, name)
+			if _, err := os.Stat(src); err == nil {
+				if err := os.Rename(src, partPath(r.Dir, kind, 0, 0)); err != nil {
+					return err
+				}
+			}
+		}
+	} else {
+		// A killed process may have renamed its merged files in before
+		// dying: the parts are the truth.
+		os.Remove(filepath.Join(r.Dir, ItemsFile))
+		os.Remove(filepath.Join(r.Dir, AttemptsFile))
+	}
+	parts, err := listParts(r.Dir, "")
+	if err != nil {
+		return err
+	}
+	for _, p := range parts {
+		if p.gen >= r.gen {
+			r.gen = p.gen + 1
+		}
+	}
+	// Pass 1: which items finished; drop the others from their parts.
+	for _, p := range parts {
+		if p.kind != "items" {
+			continue
+		}
+		schema, err := readSchema(p.path)
+		if err != nil {
+			return err
+		}
+		if r.itemSchema == nil {
+			r.adoptSchema(schema)
+		}
+		col := colIndex(schema)
+		keep := func(row []any) bool {
+			st, _ := row[col["status"]].(string)
+			return st == "ok" || st == "timeout" || st == "unsafe"
+		}
+		n, err := filterPart(p.path, keep, func(row []any) {
+			seq, _ := row[col["seq"]].(int64)
+			r.kept.set(int(seq))
+		})
+		if err != nil {
+			return err
+		}
+		r.nKept += n
+	}
+	for _, p := range parts {
+		if p.kind == "items" {
+			continue
+		}
+		keep := func(row []any) bool {
+			seq, _ := row[0].(int64)
+			return r.kept.has(int(seq))
+		}
+		if _, err := filterPart(p.path, keep, nil); err != nil {
+			return err
+		}
+	}
+	// Pass 2: hand the kept items to the caller in dataset order.
+	if r.cfg.OnKept != nil && r.itemSchema != nil {
+		err := r.mergeStreams("items", func(row []any) error {
+			r.cfg.OnKept(r.recordFromRow(row))
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Resumed reports whether this run continues an earlier one, and how many
+// items it keeps from it.
+func (r *Run) Resumed() (bool, int) { return r.gen > 0, r.nKept }
+
+// Kept reports whether the item at seq finished in an earlier run of this
+// directory (it must not run again).
+func (r *Run) Kept(seq int) bool { return r.kept.has(seq) }
+
+func readSchema(path string) (sinks.Schema, error) {
+	pr, err := sinks.OpenParquet(path)
+	if err != nil {
+		return nil, err
+	}
+	defer pr.Close()
+	return pr.Schema(), nil
+}
+
+// filterPart rewrites path without the rows keep refuses (a temporary file
+// renamed over it, so readers see the old or the new file, never a mix),
+// calls kept for every row kept and returns how many were kept.
+func filterPart(path string, keep func([]any) bool, kept func([]any)) (int, error) {
+	pr, err := sinks.OpenParquet(path)
+	if err != nil {
+		return 0, err
+	}
+	defer pr.Close()
+	var rows [][]any
+	n, dropped := 0, 0
+	for {
+		row, err := pr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return 0, err
+		}
+		if keep(row) {
+			n++
+			if kept != nil {
+				kept(row)
+			}
+			rows = append(rows, row)
+		} else {
+			dropped++
+		}
+	}
+	if dropped == 0 {
+		return n, nil
+	}
+	tmp := path + ".tmp"
+	w, err := sinks.NewParquet(tmp, pr.Schema())
+	if err != nil {
+		return 0, err
+	}
+	for _, row := range rows {
+		if err := w.Write(row); err != nil {
+			w.Close()
+			os.Remove(tmp)
+			return 0, err
+		}
+	}
+	if err := w.Close(); err != nil {
+		os.Remove(tmp)
+		return 0, err
+	}
+	return n, os.Rename(tmp, path)
+}
+
+func colIndex(s sinks.Schema) map[string]int {
+	m := make(map[string]int, len(s))
+	for i, c := range s {
+		m[c.Name] = i
+	}
+	return m
+}
+
+const passDoc = "pass-through dataset column "
+
+// adoptSchema takes the item schema of an earlier generation's parts, so
+// every part of the run has the same columns.
+func (r *Run) adoptSchema(s sinks.Schema) {
+	r.itemSchema = s
+	r.passCols, r.passSrc = nil, nil
+	for _, c := range s {
+		if src, ok := strings.CutPrefix(c.Doc, passDoc); ok {
+			r.passCols = append(r.passCols, c)
+			r.passSrc = append(r.passSrc, src)
+		}
+	}
+}
+
+// recordFromRow rebuilds what the aggregates and the progress display need
+// of a finished item from its items.parquet row.
+func (r *Run) recordFromRow(row []any) *item.Record {
+	col := colIndex(r.itemSchema)
+	str := func(name string) string {
+		if i, ok := col[name]; ok {
+			s, _ := row[i].(string)
+			return s
+		}
+		return ""
+	}
+	seq, _ := row[col["seq"]].(int64)
+	rec := &item.Record{Seq: int(seq), Item: item.Item{ID: str("id"), Question: str("question"), DB: str("db"), Gold: str("gold")}, Status: "ok"}
+	for i, c := range r.passCols {
+		rec.Item.Fields = append(rec.Item.Fields, item.Field{Name: r.passSrc[i], Value: row[col[c.Name]]})
+	}
+	a := &item.Attempt{Query: str("prediction"), ErrorClass: str("error_class"), ErrorMessage: str("error_message")}
+	switch str("status") {
+	case "timeout":
+		a.ErrorClass = item.ClassTimeout
+	case "unsafe":
+		a.ErrorClass = item.ClassSafety
+	}
+	rec.Samples = []*item.Sample{{Attempts: []*item.Attempt{a}}}
+	rec.GoldError = str("gold_error")
+	var errs map[string]string
+	json.Unmarshal([]byte(str("metric_errors")), &errs)
+	for _, m := range r.metricCols {
+		i, ok := col[m]
+		if !ok {
+			continue
+		}
+		s := item.Score{Name: m, Err: errs[m]}
+		if v, ok := row[i].(float64); ok {
+			s.Value = v
+		} else {
+			s.Null = true
+		}
+		rec.Scores = append(rec.Scores, s)
+	}
+	return rec
 }
 
 func (r *Run) sinkPath(sb *dsl.Sink) string {
@@ -125,9 +644,11 @@ func typeOf(v table.Value) table.Type {
 	return table.TypeString
 }
 
-// coerce fits a pass-through value into its column's type (the type of the
-// first item's value): ints widen to floats, anything renders as a string
-// for a string column, and values that cannot fit become NULL.
+// coerce fits a pass-through value into its column's type: ints widen to
+// floats, and anything else renders as text for a text column. A value
+// that cannot fit a typed column is rendered as text only when the column
+// is text; the dataset reader types a column whose values conflict as text,
+// so a NULL here means the row had no value.
 func coerce(v table.Value, t table.Type) any {
 	if v == nil {
 		return nil
@@ -157,81 +678,133 @@ func coerce(v table.Value, t table.Type) any {
 	return nil
 }
 
-func (r *Run) openItems(rec *item.Record) error {
+// SetPassColumns fixes the pass-through columns before the first record
+// (the dataset's union schema); without it they come from the first
+// record's fields.
+func (r *Run) SetPassColumns(names []string, types []table.Type) {
+	if r.itemSchema != nil {
+		return // resumed: the earlier parts' schema stands
+	}
 	taken := map[string]bool{}
 	for _, c := range ItemSchema(nil, r.metricCols) {
 		taken[c.Name] = true
 	}
-	for _, f := range rec.Item.Fields {
+	for i, n := range names {
 		// A dataset field named like one of evalflow's own columns (say
 		// gold_rows) is kept under data_<name>.
-		name := f.Name
+		name := n
 		for taken[name] {
 			name = "data_" + name
 		}
 		taken[name] = true
-		r.passCols = append(r.passCols, sinks.Column{Name: name, Type: typeOf(f.Value), Doc: "pass-through dataset column " + f.Name})
-		r.passSrc = append(r.passSrc, f.Name)
+		r.passCols = append(r.passCols, sinks.Column{Name: name, Type: types[i], Doc: passDoc + n})
+		r.passSrc = append(r.passSrc, n)
 	}
 	r.itemSchema = ItemSchema(r.passCols, r.metricCols)
+}
+
+func (r *Run) schemaFrom(rec *item.Record) {
+	names := make([]string, len(rec.Item.Fields))
+	types := make([]table.Type, len(rec.Item.Fields))
+	for i, f := range rec.Item.Fields {
+		names[i], types[i] = f.Name, typeOf(f.Value)
+	}
+	r.SetPassColumns(names, types)
+}
+
+// openPart opens the next part's writers under temporary names.
+func (r *Run) openPart() error {
 	var err error
-	r.items, err = sinks.NewParquet(filepath.Join(r.Dir, ItemsFile), r.itemSchema)
+	r.items, err = sinks.NewParquet(partPath(r.Dir, "items", r.gen, r.part)+".tmp", r.itemSchema)
 	if err != nil {
 		return err
 	}
-	for _, sb := range r.sinkBlocks {
-		if sb.Table != "items" {
-			continue
+	r.attempts, err = sinks.NewParquet(partPath(r.Dir, "attempts", r.gen, r.part)+".tmp", AttemptSchema)
+	if err != nil {
+		return err
+	}
+	if len(r.qasSinks) > 0 {
+		r.qas, err = sinks.NewParquet(partPath(r.Dir, "qas", r.gen, r.part)+".tmp", qasPartSchema)
+		if err != nil {
+			return err
 		}
-		if sb.Kind == "qas_jsonl" {
-			q, err := newQASSink(r.sinkPath(sb), sb)
+	}
+	for _, sb := range r.sinkBlocks {
+		if r.gen == 0 && sb.Path == "-" && sb.Table == "items" && sb.Kind != "qas_jsonl" && !r.hasLive(sb) {
+			w, err := sinks.Open(sb.Kind, "-", r.itemSchema)
 			if err != nil {
 				return fmt.Errorf("sink.%s: %w", sb.Name, err)
 			}
-			r.extras = append(r.extras, extra{sink: sb, w: q, qas: q})
-			continue
+			r.live = append(r.live, extra{sink: sb, w: w})
 		}
-		w, err := sinks.Open(sb.Kind, r.sinkPath(sb), r.itemSchema)
-		if err != nil {
-			return fmt.Errorf("sink.%s: %w", sb.Name, err)
-		}
-		r.extras = append(r.extras, extra{sink: sb, w: w})
 	}
 	return nil
 }
 
+func (r *Run) hasLive(sb *dsl.Sink) bool {
+	for _, e := range r.live {
+		if e.sink == sb {
+			return true
+		}
+	}
+	return false
+}
+
 // Write records one finished (or cancelled) item and its attempts.
 func (r *Run) Write(rec *item.Record) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.werr != nil {
+		return r.werr
+	}
+	if r.itemSchema == nil {
+		r.schemaFrom(rec)
+	}
 	if r.items == nil {
-		if err := r.openItems(rec); err != nil {
+		if err := r.openPart(); err != nil {
+			r.werr = err
 			return err
 		}
 	}
-	r.count(rec)
+	if err := r.write(rec); err != nil {
+		r.werr = err
+		return err
+	}
+	r.pending++
+	if r.pending >= r.cfg.FlushItems {
+		return r.flushLocked()
+	}
+	return nil
+}
+
+func (r *Run) write(rec *item.Record) error {
 	row := r.itemRow(rec)
 	if err := r.items.Write(row); err != nil {
-		return fmt.Errorf("items.parquet: item %q: %w", rec.Item.ID, err)
+		return fmt.Errorf("items: item %q: %w", rec.Item.ID, err)
 	}
-	for _, e := range r.extras {
-		if e.qas != nil {
-			if err := e.qas.write(rec); err != nil {
-				return fmt.Errorf("sink.%s: item %q: %w", e.sink.Name, rec.Item.ID, err)
-			}
-			continue
-		}
+	for _, e := range r.live {
 		if e.sink.Table == "items" {
 			if err := e.w.Write(row); err != nil {
 				return fmt.Errorf("sink.%s: item %q: %w", e.sink.Name, rec.Item.ID, err)
 			}
 		}
 	}
+	for _, q := range r.qasSinks {
+		line, err := q.line(rec)
+		if err != nil {
+			return fmt.Errorf("sink.%s: item %q: %w", q.sink.Name, rec.Item.ID, err)
+		}
+		if err := r.qas.Write([]any{int64(rec.Seq), q.sink.Name, line}); err != nil {
+			return fmt.Errorf("sink.%s: item %q: %w", q.sink.Name, rec.Item.ID, err)
+		}
+	}
 	for _, s := range rec.Samples {
 		for _, a := range s.Attempts {
 			arow := attemptRow(rec, a)
 			if err := r.attempts.Write(arow); err != nil {
-				return fmt.Errorf("attempts.parquet: item %q: %w", rec.Item.ID, err)
+				return fmt.Errorf("attempts: item %q: %w", rec.Item.ID, err)
 			}
-			for _, e := range r.extras {
+			for _, e := range r.live {
 				if e.sink.Table == "attempts" {
 					if err := e.w.Write(arow); err != nil {
 						return fmt.Errorf("sink.%s: item %q: %w", e.sink.Name, rec.Item.ID, err)
@@ -243,66 +816,352 @@ func (r *Run) Write(rec *item.Record) error {
 	return nil
 }
 
-func (r *Run) count(rec *item.Record) {
-	r.Counts.Items++
-	switch ItemStatus(rec) {
-	case "ok":
-		r.Counts.OK++
-	case "cancelled":
-		r.Counts.Cancelled++
-	case "timeout":
-		r.Counts.Timeout++
-	case "unsafe":
-		r.Counts.Unsafe++
-	default:
-		r.Counts.Errors++
+// Flush makes every record written so far durable: the open part is
+// finished and renamed into place.
+func (r *Run) Flush() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.flushLocked()
+}
+
+func (r *Run) flushLocked() error {
+	r.lastSync = time.Now()
+	if r.items == nil || r.werr != nil {
+		return r.werr
 	}
-	r.Counts.Samples += len(rec.Samples)
-	for _, s := range rec.Samples {
-		r.Counts.Attempts += len(s.Attempts)
-		for _, a := range s.Attempts {
-			r.Counts.InputTokens += a.InputTokens
-			r.Counts.OutputTokens += a.OutputTokens
-			r.Counts.Cost += a.Cost
-			if a.CacheHit {
-				r.Counts.CacheHits++
-			}
+	var first error
+	keep := func(err error) {
+		if err != nil && first == nil {
+			first = err
 		}
 	}
-	if f := rec.Final(); f != nil && f.ErrorClass != "" {
-		r.Counts.Classes[f.ErrorClass]++
+	keep(r.attempts.Close())
+	if r.qas != nil {
+		keep(r.qas.Close())
+	}
+	keep(r.items.Close())
+	if first == nil {
+		// attempts and qas first: an items part never names attempts that
+		// are not on disk yet.
+		keep(os.Rename(partPath(r.Dir, "attempts", r.gen, r.part)+".tmp", partPath(r.Dir, "attempts", r.gen, r.part)))
+		if r.qas != nil {
+			keep(os.Rename(partPath(r.Dir, "qas", r.gen, r.part)+".tmp", partPath(r.Dir, "qas", r.gen, r.part)))
+		}
+		keep(os.Rename(partPath(r.Dir, "items", r.gen, r.part)+".tmp", partPath(r.Dir, "items", r.gen, r.part)))
+	}
+	r.items, r.attempts, r.qas = nil, nil, nil
+	r.part++
+	r.pending = 0
+	if first != nil {
+		r.werr = fmt.Errorf("writing %s: %w", filepath.Join(r.Dir, PartsDir), first)
+	}
+	return r.werr
+}
+
+func (r *Run) flusher() {
+	defer close(r.syncDone)
+	t := time.NewTicker(r.cfg.FlushEvery / 4)
+	defer t.Stop()
+	for {
+		select {
+		case <-r.stopSync:
+			return
+		case <-t.C:
+			r.mu.Lock()
+			if r.pending > 0 && time.Since(r.lastSync) >= r.cfg.FlushEvery {
+				r.flushLocked()
+			}
+			r.mu.Unlock()
+		}
 	}
 }
 
-// WriteAggregates writes aggregates.parquet and the aggregate sinks.
-func (r *Run) WriteAggregates(rows []aggregate.Row) error {
-	w, err := sinks.NewParquet(filepath.Join(r.Dir, AggregatesFile), AggregateSchema)
+// Close flushes the last part and merges every part, in dataset order, into
+// items.parquet and attempts.parquet and the declared sinks (each through a
+// temporary name), computing Counts over every item of the run, earlier
+// generations included. The parts stay until Finish, so a process killed
+// before its manifest is written loses nothing.
+func (r *Run) Close() error {
+	if r.stopSync != nil {
+		close(r.stopSync)
+		<-r.syncDone
+		r.stopSync = nil
+	}
+	r.mu.Lock()
+	err := r.flushLocked()
+	r.mu.Unlock()
+	for _, e := range r.live {
+		if cerr := e.w.Close(); cerr != nil && err == nil {
+			err = cerr
+		}
+	}
 	if err != nil {
 		return err
 	}
-	var ws = []sinks.Writer{w}
-	for _, sb := range r.sinkBlocks {
-		if sb.Table != "aggregates" {
-			continue
-		}
-		x, err := sinks.Open(sb.Kind, r.sinkPath(sb), AggregateSchema)
-		if err != nil {
-			w.Close()
-			return fmt.Errorf("sink.%s: %w", sb.Name, err)
-		}
-		ws = append(ws, x)
+	if r.itemSchema == nil {
+		r.itemSchema = ItemSchema(nil, r.metricCols)
 	}
-	var first error
-	for _, a := range rows {
-		row := []any{a.Stage, a.Group, a.Value, a.Metric, int64(a.Items), int64(a.N), nullableFloat(a.Mean), a.Sum, int64(a.Errors), int64(a.Nulls)}
-		for _, x := range ws {
-			if err := x.Write(row); err != nil && first == nil {
-				first = err
+	return r.merge()
+}
+
+// Finish removes the parts once the merged files and the manifest are in
+// place, and releases the directory's lock.
+func (r *Run) Finish() error {
+	err := os.RemoveAll(filepath.Join(r.Dir, PartsDir))
+	r.unlock()
+	return err
+}
+
+// Abandon releases the lock and leaves the parts (a run that could not
+// merge keeps what it finished for the next command).
+func (r *Run) Abandon() { r.unlock() }
+
+// output is one merged destination: a file written under a temporary name
+// and renamed, or standard output.
+type output struct {
+	w   sinks.Writer
+	tmp string
+	dst string
+}
+
+func (r *Run) merge() error {
+	r.Counts = Counts{Classes: map[string]int{}}
+	var firstErr error
+	keep := func(err error) {
+		if err != nil && firstErr == nil {
+			firstErr = err
+		}
+	}
+	open := func(kind, dst string, s sinks.Schema) (output, error) {
+		if dst == "-" {
+			w, err := sinks.Open(kind, "-", s)
+			return output{w: w}, err
+		}
+		tmp := dst + ".tmp"
+		w, err := sinks.Open(kind, tmp, s)
+		return output{w: w, tmp: tmp, dst: dst}, err
+	}
+	finish := func(outs []output) {
+		for _, o := range outs {
+			err := o.w.Close()
+			keep(err)
+			if o.tmp != "" {
+				if err == nil && firstErr == nil {
+					keep(os.Rename(o.tmp, o.dst))
+				} else {
+					os.Remove(o.tmp)
+				}
 			}
 		}
 	}
-	for _, x := range ws {
-		if err := x.Close(); err != nil && first == nil {
+	for _, table := range []string{"items", "attempts"} {
+		schema, file := r.itemSchema, ItemsFile
+		if table == "attempts" {
+			schema, file = AttemptSchema, AttemptsFile
+		}
+		main, err := open("parquet", filepath.Join(r.Dir, file), schema)
+		if err != nil {
+			return err
+		}
+		outs := []output{main}
+		for _, sb := range r.sinkBlocks {
+			if sb.Table != table || sb.Kind == "qas_jsonl" || (sb.Path == "-" && r.gen == 0) {
+				continue
+			}
+			o, err := open(sb.Kind, r.sinkPath(sb), schema)
+			if err != nil {
+				finish(outs)
+				return fmt.Errorf("sink.%s: %w", sb.Name, err)
+			}
+			outs = append(outs, o)
+		}
+		col := colIndex(schema)
+		err = r.mergeStreams(table, func(row []any) error {
+			r.countRow(table, col, row)
+			for _, o := range outs {
+				if err := o.w.Write(row); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		keep(err)
+		finish(outs)
+		if firstErr != nil {
+			return firstErr
+		}
+	}
+	for _, q := range r.qasSinks {
+		keep(r.mergeQAS(q))
+	}
+	return firstErr
+}
+
+func (r *Run) countRow(table string, col map[string]int, row []any) {
+	c := &r.Counts
+	if table == "attempts" {
+		c.Attempts++
+		n := func(name string) int64 { v, _ := row[col[name]].(int64); return v }
+		c.InputTokens += int(n("input_tokens"))
+		c.OutputTokens += int(n("output_tokens"))
+		if v, ok := row[col["cost"]].(float64); ok {
+			c.Cost += v
+		}
+		if v, _ := row[col["cache_hit"]].(bool); v {
+			c.CacheHits++
+		}
+		return
+	}
+	c.Items++
+	st, _ := row[col["status"]].(string)
+	switch st {
+	case "ok":
+		c.OK++
+	case "cancelled":
+		c.Cancelled++
+	case "timeout":
+		c.Timeout++
+	case "unsafe":
+		c.Unsafe++
+	default:
+		c.Errors++
+	}
+	if v, ok := row[col["samples"]].(int64); ok {
+		c.Samples += int(v)
+	}
+	if cl, _ := row[col["error_class"]].(string); cl != "" {
+		c.Classes[cl]++
+	}
+}
+
+// mergeStreams calls fn for every row of the run's parts of one table in
+// seq order. Each generation's parts are in seq order already (records are
+// written in dataset order), so the merge reads one part per generation at
+// a time: memory is flat in the run's size.
+func (r *Run) mergeStreams(table string, fn func([]any) error) error {
+	parts, err := listParts(r.Dir, table)
+	if err != nil {
+		return err
+	}
+	byGen := map[int][]partFile{}
+	var gens []int
+	for _, p := range parts {
+		if _, ok := byGen[p.gen]; !ok {
+			gens = append(gens, p.gen)
+		}
+		byGen[p.gen] = append(byGen[p.gen], p)
+	}
+	streams := make([]*genStream, 0, len(gens))
+	defer func() {
+		for _, s := range streams {
+			s.close()
+		}
+	}()
+	for _, g := range gens {
+		s := &genStream{parts: byGen[g]}
+		if err := s.advance(); err != nil {
+			return err
+		}
+		streams = append(streams, s)
+	}
+	for {
+		best := -1
+		for i, s := range streams {
+			if s.head == nil {
+				continue
+			}
+			if best < 0 || s.seq() < streams[best].seq() {
+				best = i
+			}
+		}
+		if best < 0 {
+			return nil
+		}
+		if err := fn(streams[best].head); err != nil {
+			return err
+		}
+		if err := streams[best].advance(); err != nil {
+			return err
+		}
+	}
+}
+
+// genStream reads one generation's parts of a table in order.
+type genStream struct {
+	parts []partFile
+	cur   *sinks.ParquetReader
+	head  []any
+}
+
+func (s *genStream) seq() int64 { v, _ := s.head[0].(int64); return v }
+
+func (s *genStream) advance() error {
+	for {
+		if s.cur == nil {
+			if len(s.parts) == 0 {
+				s.head = nil
+				return nil
+			}
+			pr, err := sinks.OpenParquet(s.parts[0].path)
+			if err != nil {
+				return err
+			}
+			s.cur, s.parts = pr, s.parts[1:]
+		}
+		row, err := s.cur.Next()
+		if err == io.EOF {
+			s.cur.Close()
+			s.cur = nil
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		s.head = row
+		return nil
+	}
+}
+
+func (s *genStream) close() {
+	if s.cur != nil {
+		s.cur.Close()
+		s.cur = nil
+	}
+}
+
+// WriteAggregates writes aggregates.parquet and the aggregate sinks, each
+// through a temporary name.
+func (r *Run) WriteAggregates(rows []aggregate.Row) error {
+	dsts := []struct{ kind, path string }{{"parquet", filepath.Join(r.Dir, AggregatesFile)}}
+	for _, sb := range r.sinkBlocks {
+		if sb.Table == "aggregates" {
+			dsts = append(dsts, struct{ kind, path string }{sb.Kind, r.sinkPath(sb)})
+		}
+	}
+	var first error
+	for _, d := range dsts {
+		path := d.path
+		if path != "-" {
+			path += ".tmp"
+		}
+		w, err := sinks.Open(d.kind, path, AggregateSchema)
+		if err != nil {
+			if first == nil {
+				first = err
+			}
+			continue
+		}
+		for _, a := range rows {
+			row := []any{a.Stage, a.Group, a.Value, a.Metric, int64(a.Items), int64(a.N), nullableFloat(a.Mean), a.Sum, int64(a.Errors), int64(a.Nulls)}
+			if err := w.Write(row); err != nil && first == nil {
+				first = err
+			}
+		}
+		err = w.Close()
+		if err == nil && path != "-" {
+			err = os.Rename(path, d.path)
+		}
+		if err != nil && first == nil {
 			first = err
 		}
 	}
@@ -316,40 +1175,35 @@ func nullableFloat(f float64) any {
 	return f
 }
 
-// Close finishes items.parquet and attempts.parquet (writing an empty,
-// valid items file when no item arrived) and every extra sink.
-func (r *Run) Close() error {
-	var first error
-	keep := func(err error) {
-		if err != nil && first == nil {
-			first = err
-		}
-	}
-	if r.items == nil {
-		r.itemSchema = ItemSchema(nil, r.metricCols)
-		w, err := sinks.NewParquet(filepath.Join(r.Dir, ItemsFile), r.itemSchema)
-		keep(err)
-		if err == nil {
-			r.items = w
-		}
-	}
-	if r.items != nil {
-		keep(r.items.Close())
-	}
-	if r.attempts != nil {
-		keep(r.attempts.Close())
-	}
-	for _, e := range r.extras {
-		keep(e.w.Close())
-	}
-	return first
-}
-
-// WriteJSON writes v as indented JSON to name in the run directory.
+// WriteJSON writes v as indented JSON to name in the run directory, through
+// a temporary file renamed into place.
 func (r *Run) WriteJSON(name string, v any) error {
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(r.Dir, name), append(b, '\n'), 0o644)
+	return writeAtomic(filepath.Join(r.Dir, name), append(b, '\n'))
+}
+
+func writeAtomic(path string, b []byte) error {
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// bitset is a growable set of small non-negative ints (item seqs).
+type bitset []uint64
+
+func (b *bitset) set(i int) {
+	for i/64 >= len(*b) {
+		*b = append(*b, 0)
+	}
+	(*b)[i/64] |= 1 << (i % 64)
+}
+
+func (b bitset) has(i int) bool {
+	return i >= 0 && i/64 < len(b) && b[i/64]&(1<<(i%64)) != 0
 }

@@ -2,8 +2,10 @@ package rundir
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -113,17 +115,49 @@ func TestRunDirectoryRoundTrip(t *testing.T) {
 	}
 }
 
-func TestCreateRefusesExistingRun(t *testing.T) {
+func TestOpenRefusesOtherInputs(t *testing.T) {
 	dir := t.TempDir()
-	os.WriteFile(filepath.Join(dir, ManifestName), []byte("{}"), 0o644)
-	if _, err := Create(dir, nil, nil, false); err == nil || !strings.Contains(err.Error(), "already holds a run") {
-		t.Errorf("err = %v", err)
+	m := &Manifest{RunID: "r1", Status: "cancelled", Fingerprint: Fingerprint{"pipeline": "a", "limit": "0"}}
+	b, _ := json.Marshal(m)
+	os.WriteFile(filepath.Join(dir, ManifestName), b, 0o644)
+	_, err := Open(dir, Config{Fingerprint: Fingerprint{"pipeline": "b", "limit": "0", "var:x": "1"}})
+	var mm *ErrMismatch
+	if !errors.As(err, &mm) || strings.Join(mm.Differ, ",") != "pipeline,var:x" {
+		t.Fatalf("err = %v, want a mismatch naming pipeline and var:x", err)
 	}
-	r, err := Create(dir, nil, nil, true)
+	r, err := Open(dir, Config{Fingerprint: Fingerprint{"pipeline": "b"}, Overwrite: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	r.Close()
+	r.Finish()
+	m.Status = "complete"
+	b, _ = json.Marshal(m)
+	os.WriteFile(filepath.Join(dir, ManifestName), b, 0o644)
+	var done *ErrComplete
+	if _, err := Open(dir, Config{Fingerprint: m.Fingerprint}); !errors.As(err, &done) {
+		t.Errorf("complete run: err = %v, want ErrComplete", err)
+	}
+}
+
+func TestLockStopsASecondWriter(t *testing.T) {
+	dir := t.TempDir()
+	r, err := Open(dir, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var locked *ErrLocked
+	if _, err := Open(dir, Config{}); !errors.As(err, &locked) || locked.PID != strconv.Itoa(os.Getpid()) {
+		t.Errorf("second open: err = %v, want ErrLocked naming pid %d", err, os.Getpid())
+	}
+	if Stale(dir) {
+		t.Error("Stale while the lock is held")
+	}
+	r.Close()
+	r.Finish()
+	if !Stale(dir) {
+		t.Error("not Stale after the lock was released")
+	}
 }
 
 func TestEmptyRunStillWritesValidFiles(t *testing.T) {

@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -27,16 +29,55 @@ import (
 	_ "github.com/evalflow/evalflow/nodes/all"
 )
 
+// maxErrors is -max-errors: a count, or a percentage of the run's items.
+type maxErrors struct {
+	n       int
+	percent float64
+	isPct   bool
+	text    string
+}
+
+func parseMaxErrors(s string) (maxErrors, error) {
+	m := maxErrors{text: s}
+	if p, ok := strings.CutSuffix(s, "%"); ok {
+		v, err := strconv.ParseFloat(p, 64)
+		if err != nil || v < 0 || v > 100 || math.IsNaN(v) {
+			return m, fmt.Errorf("-max-errors %q: want N or N%% with 0 <= N <= 100", s)
+		}
+		m.percent, m.isPct = v, true
+		return m, nil
+	}
+	v, err := strconv.Atoi(s)
+	if err != nil || v < 0 {
+		return m, fmt.Errorf("-max-errors %q: want a count (0, 5) or a percentage (2%%)", s)
+	}
+	m.n = v
+	return m, nil
+}
+
+// exceeded reports whether errors out of items break the threshold.
+func (m maxErrors) exceeded(errs, items int) bool {
+	if m.isPct {
+		return items > 0 && float64(errs)*100 > m.percent*float64(items)
+	}
+	return errs > m.n
+}
+
+// maxConcurrency is the largest concurrency the HCL accepts (stage blocks'
+// concurrency attribute); -concurrency is held to the same range.
+const maxConcurrency = 1 << 16
+
 func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("run", "run [flags] PIPELINE", stderr)
 	var pf pipelineFlags
 	pf.register(fs)
-	out := fs.String("out", "", "run directory (default runs/<run-id>)")
-	conc := fs.Int("concurrency", 0, "override every stage's concurrency")
+	out := fs.String("out", "", "run directory (default runs/<run-id>); running the same command again with the same -out resumes it")
+	conc := fs.Int("concurrency", 0, fmt.Sprintf("override every stage's concurrency (1..%d; 0 = as declared)", maxConcurrency))
 	limit := fs.Int("limit", 0, "run only the first N items")
 	sample := fs.Int("sample", 0, "run a reproducible random subset of N items (see -seed)")
 	seed := fs.Uint64("seed", 1, "seed for -sample")
-	overwrite := fs.Bool("overwrite", false, "allow -out to name a directory that already holds a run")
+	overwrite := fs.Bool("overwrite", false, "start over in -out even if it holds a run of other inputs or a complete one")
+	maxErr := fs.String("max-errors", "0", "fail the run (exit 2) when more items than this are in error: a count N or a percentage N%")
 	quiet := fs.Bool("quiet", false, "no progress display")
 	pos, err := parseArgs(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
@@ -48,8 +89,17 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		return exitConfig
 	}
-	if *limit < 0 || *sample < 0 || *conc < 0 {
-		fmt.Fprintln(stderr, "evalflow run: -limit, -sample and -concurrency must not be negative")
+	if *limit < 0 || *sample < 0 {
+		fmt.Fprintln(stderr, "evalflow run: -limit and -sample must not be negative")
+		return exitConfig
+	}
+	if *conc < 0 || *conc > maxConcurrency {
+		fmt.Fprintf(stderr, "evalflow run: -concurrency %d is out of range: use 1..%d, or 0 for the pipeline's declared values\n", *conc, maxConcurrency)
+		return exitConfig
+	}
+	maxErrs, err := parseMaxErrors(*maxErr)
+	if err != nil {
+		fmt.Fprintf(stderr, "evalflow run: %v\n", err)
 		return exitConfig
 	}
 	started := time.Now().UTC()
@@ -63,6 +113,13 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if diags.HasErrors() {
 		return exitConfig
 	}
+	if err := preflight(ctx, pl); err != nil {
+		if ctx.Err() != nil {
+			return exitCancelled
+		}
+		fmt.Fprintf(stderr, "evalflow run: %v\n", err)
+		return exitRun
+	}
 
 	runID := started.Format("20060102T150405Z") + "-" + p.Hash[:8]
 	dir := *out
@@ -75,16 +132,48 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			metricCols = append(metricCols, c.MetricColumns()...)
 		}
 	}
-	rd, err := rundir.Create(dir, metricCols, p.Sinks, *overwrite)
-	if err != nil {
+	prog := newProgress(stderr, !*quiet && isTerminal(stderr), metricCols)
+	fp := fingerprint(p, pl, *limit, *sample, *seed)
+	rd, err := rundir.Open(dir, rundir.Config{
+		MetricCols: metricCols, Sinks: p.Sinks, Overwrite: *overwrite,
+		Fingerprint: fp,
+		MayDiffer:   maxCostMayDiffer,
+		OnKept: func(rec *item.Record) {
+			pl.Collect(rec)
+			prog.add(rec)
+		},
+	})
+	var done *rundir.ErrComplete
+	switch {
+	case errors.As(err, &done):
+		fmt.Fprintf(stdout, "run %s  complete  %d items (%s)  nothing to do: %s already holds this complete run (-overwrite starts over)\n",
+			done.Prev.RunID, done.Prev.Counts.Items, rundir.StatusCounts(done.Prev.Counts), dir)
+		return exitOK
+	case err != nil:
 		fmt.Fprintf(stderr, "evalflow run: %v\n", err)
 		return exitRun
 	}
+	m := manifest(p, pl, runID, started, rd, nil, *limit, *sample, *seed, *conc)
+	if prev, _ := rundir.Previous(dir); prev != nil && prev.RunID != "" {
+		// A resumed run keeps its identity.
+		m.RunID, m.Started, m.Resumes = prev.RunID, prev.Started, prev.Resumes+1
+		runID = prev.RunID
+	}
+	resumed, kept := rd.Resumed()
+	m.Kept, m.MaxErrors, m.Status, m.Fingerprint = kept, maxErrs.text, "running", fp
+	if err := rd.WriteJSON(rundir.ManifestName, m); err != nil {
+		rd.Abandon()
+		fmt.Fprintf(stderr, "evalflow run: %v\n", err)
+		return exitRun
+	}
+	if resumed {
+		fmt.Fprintf(stderr, "evalflow run: resuming %s: %d finished items kept\n", dir, kept)
+	}
 
-	prog := newProgress(stderr, !*quiet && isTerminal(stderr), metricCols)
 	runErr := pl.Run(ctx, planner.RunOptions{
 		Limit: *limit, Sample: *sample, Seed: *seed,
 		OnStart: prog.start,
+		Skip:    rd.Kept,
 		OnRecord: func(rec *item.Record) error {
 			prog.add(rec)
 			return rd.Write(rec)
@@ -104,7 +193,10 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	aggErr := rd.WriteAggregates(rows)
 
-	m := manifest(p, pl, runID, started, rd, rows, *limit, *sample, *seed, *conc)
+	fin := manifest(p, pl, runID, started, rd, rows, *limit, *sample, *seed, *conc)
+	fin.RunID, fin.Started, fin.Resumes, fin.Kept, fin.MaxErrors, fin.Fingerprint = m.RunID, m.Started, m.Resumes, m.Kept, m.MaxErrors, fp
+	fin.Seconds = fin.Finished.Sub(m.Started).Seconds()
+	m = fin
 	status := "complete"
 	code := exitOK
 	var halt *nodes.StopRun
@@ -120,6 +212,10 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case closeErr != nil || aggErr != nil:
 		status, code = "failed", exitRun
 		m.Error = errors.Join(closeErr, aggErr).Error()
+	case maxErrs.exceeded(m.Counts.Errors, m.Counts.Items):
+		status, code = "failed", exitRun
+		m.Error = fmt.Sprintf("%d of %d items are in error (harness failures, not wrong predictions), more than -max-errors %s allows; see error_message in items.parquet; running the same command again retries them",
+			m.Counts.Errors, m.Counts.Items, maxErrs.text)
 	}
 	m.Status = status
 	for _, n := range pl.Order {
@@ -132,11 +228,26 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			m.Warnings = append(m.Warnings, w.Warnings()...)
 		}
 	}
-	if err := rd.WriteJSON(rundir.ManifestName, m); err != nil && code == exitOK {
+	if closeErr != nil {
+		// The parts hold every finished item; keep them for the next
+		// command and leave the manifest saying so.
+		m.Status = "failed"
+		rd.WriteJSON(rundir.ManifestName, m)
+		rd.Abandon()
+		fmt.Fprintf(stderr, "evalflow run: %v\nevalflow run: the finished items are kept in %s; run the same command again to continue\n",
+			closeErr, filepath.Join(dir, rundir.PartsDir))
+		return exitRun
+	}
+	if err := rd.WriteJSON(rundir.ManifestName, m); err != nil {
+		rd.Abandon()
+		fmt.Fprintf(stderr, "evalflow run: %v\n", err)
+		return exitRun
+	}
+	if err := rd.WriteSummaryFile(m, rows); err != nil && code == exitOK {
 		code = exitRun
 		fmt.Fprintf(stderr, "evalflow run: %v\n", err)
 	}
-	if err := rd.WriteSummaryFile(m, rows); err != nil && code == exitOK {
+	if err := rd.Finish(); err != nil && code == exitOK {
 		code = exitRun
 		fmt.Fprintf(stderr, "evalflow run: %v\n", err)
 	}
@@ -156,9 +267,51 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "evalflow run: %s\n", m.Error)
 	}
 	if status == "cancelled" {
-		fmt.Fprintf(stderr, "evalflow run: interrupted; %d finished items are in %s\n", m.Counts.Items-m.Counts.Cancelled, dir)
+		fmt.Fprintf(stderr, "evalflow run: interrupted; %d finished items are in %s; run the same command again to continue\n", m.Counts.Items-m.Counts.Cancelled, dir)
 	}
 	return code
+}
+
+// maxCostMayDiffer lets a run stopped by max_cost resume with another
+// max_cost variable.
+func maxCostMayDiffer(prev *rundir.Manifest, key string) bool {
+	return prev.Status == "stopped" && (key == "var:max_cost" || strings.HasSuffix(key, "_max_cost"))
+}
+
+// fingerprint names everything a resumed run must share with the run it
+// continues: the pipeline's files, every variable's value (and, for a
+// variable naming a file or directory, its content), the dataset, the
+// engines' roots (database content), and which items run.
+func fingerprint(p *dsl.Pipeline, pl *planner.Plan, limit, sample int, seed uint64) rundir.Fingerprint {
+	f := rundir.Fingerprint{"pipeline": p.Hash, "limit": strconv.Itoa(limit), "sample": strconv.Itoa(sample)}
+	if sample > 0 {
+		f["seed"] = strconv.FormatUint(seed, 10)
+	}
+	for _, n := range p.VariableNames() {
+		v := p.Variables[n]
+		f["var:"+n] = string(dsl.ValueJSON(v.Value))
+		if s, ok := dsl.GoValue(v.Value).(string); ok && s != "" {
+			path := s
+			if !filepath.IsAbs(path) {
+				path = filepath.Join(p.Dir, path)
+				if _, err := os.Stat(path); err != nil {
+					path = s // fromcwd values are relative to the working directory
+				}
+			}
+			if h := rundir.InputFingerprint(path); h != "" {
+				f["content of var."+n] = h
+			}
+		}
+	}
+	if ds := pl.Dataset; ds != nil {
+		f["dataset"] = rundir.InputFingerprint(ds.Source)
+	}
+	for name, e := range pl.Engines {
+		if r, ok := any(e).(interface{ Root() string }); ok && r.Root() != "" {
+			f["databases of engine."+name] = rundir.InputFingerprint(r.Root())
+		}
+	}
+	return f
 }
 
 func manifest(p *dsl.Pipeline, pl *planner.Plan, runID string, started time.Time, rd *rundir.Run, rows []aggregate.Row, limit, sample int, seed uint64, conc int) *rundir.Manifest {
