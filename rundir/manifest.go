@@ -12,7 +12,7 @@ import (
 // Manifest is manifest.json: everything needed to know what a run was and
 // to reproduce it. Field names are part of the output contract.
 type Manifest struct {
-	RunID        string        `json:"run_id"`
+	RunID string `json:"run_id"`
 	// Status is running (being written, or interrupted when its lock is
 	// stale), complete, cancelled, stopped (max_cost) or failed.
 	Status       string        `json:"status"`
