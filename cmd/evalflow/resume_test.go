@@ -1,0 +1,329 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/evalflow/evalflow/rundir"
+	"github.com/evalflow/evalflow/sinks"
+)
+
+var (
+	binOnce sync.Once
+	binPath string
+	binErr  error
+)
+
+// evalflowBinary builds the command once per test process.
+func evalflowBinary(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	binOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "evalflow-bin-")
+		if err != nil {
+			binErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "evalflow")
+		out, err := exec.Command(goTool(t), "build", "-o", binPath, ".").CombinedOutput()
+		if err != nil {
+			binErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if binErr != nil {
+		t.Fatal(binErr)
+	}
+	return binPath
+}
+
+// slowReplay writes n items whose predictions each count to a few million
+// in a recursive CTE (a fraction of a second each on SQLite), so a serial
+// run takes seconds and can be killed half-way. Every third prediction is
+// wrong, so ex is not constant.
+func slowReplay(t *testing.T, dir string, n int) []string {
+	t.Helper()
+	var ds, preds bytes.Buffer
+	for i := range n {
+		id := fmt.Sprintf("i%02d", i)
+		want := 1500000
+		got := want
+		if i%3 == 2 {
+			got = want + 1
+		}
+		fmt.Fprintf(&ds, `{"id": %q, "question": "count", "gold": "SELECT %d", "db": "shop", "k": %d}`+"\n", id, want, i)
+		fmt.Fprintf(&preds, `{"id": %q, "pred": "WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n WHERE x < %d) SELECT COUNT(*) FROM n"}`+"\n", id, got)
+	}
+	writeFile(t, filepath.Join(dir, "questions.jsonl"), ds.Bytes())
+	writeFile(t, filepath.Join(dir, "preds.jsonl"), preds.Bytes())
+	repo, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return []string{"run", filepath.Join(repo, "pipelines", "text2sql-replay.hcl"),
+		"-var", "dataset=questions.jsonl", "-var", "predictions=preds.jsonl",
+		"-var", "databases=" + filepath.Join(repo, "examples", "quickstart", "data"),
+		"-var", "timeout=5m", "-quiet", "-concurrency", "1"}
+}
+
+type cmdResult struct {
+	code           int
+	stdout, stderr string
+}
+
+func runBin(t *testing.T, bin, dir string, args ...string) cmdResult {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Dir = dir
+	cmd.Env = withoutEvalflowVars(os.Environ())
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	r := cmdResult{stdout: stdout.String(), stderr: stderr.String()}
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		r.code = ee.ExitCode()
+	case err != nil:
+		t.Fatal(err)
+	}
+	return r
+}
+
+// itemRows reads a Parquet file (or glob) as maps without the columns that
+// measure time, which differ between any two runs.
+func itemRows(t *testing.T, glob string) []map[string]any {
+	t.Helper()
+	files, err := filepath.Glob(glob)
+	if err != nil || len(files) == 0 {
+		t.Fatalf("%s: no files (%v)", glob, err)
+	}
+	var out []map[string]any
+	for _, f := range files {
+		s, rows, err := sinks.ReadParquetRows(f)
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		for _, row := range rows {
+			m := map[string]any{}
+			for i, c := range s {
+				switch c.Name {
+				case "duration_ms", "validate_ms", "execute_ms", "latency_ms":
+					continue
+				}
+				m[c.Name] = row[i]
+			}
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+func readManifest(t *testing.T, dir string) *rundir.Manifest {
+	t.Helper()
+	m, err := rundir.Previous(dir)
+	if err != nil || m == nil {
+		t.Fatalf("manifest in %s: %v", dir, err)
+	}
+	return m
+}
+
+// TestKillNineThenResume kills a run with SIGKILL after its first items
+// were flushed, reads the crashed run with the documented glob, and runs
+// the identical command again: it continues, keeps the finished items
+// without recomputing them, and ends with files equal to an uninterrupted
+// run's.
+func TestKillNineThenResume(t *testing.T) {
+	bin := evalflowBinary(t)
+	dir := t.TempDir()
+	const n = 24
+	args := slowReplay(t, dir, n)
+
+	ref := runBin(t, bin, dir, append(args, "-out", "ref")...)
+	if ref.code != 0 {
+		t.Fatalf("reference run: exit %d\n%s%s", ref.code, ref.stdout, ref.stderr)
+	}
+
+	cmd := exec.Command(bin, append(args, "-out", "crash")...)
+	cmd.Dir = dir
+	cmd.Env = withoutEvalflowVars(os.Environ())
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		if m, _ := filepath.Glob(filepath.Join(dir, "crash", "parts", "items-*.parquet")); len(m) > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatal("no part was flushed within 60 s")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+
+	// The crashed run: manifest says running, its lock is stale, and the
+	// documented glob reads every finished item once.
+	crash := filepath.Join(dir, "crash")
+	if m := readManifest(t, crash); m.Status != "running" || !rundir.Stale(crash) {
+		t.Errorf("after kill -9: status %q, stale %v; want running and stale", m.Status, rundir.Stale(crash))
+	}
+	partial := itemRows(t, filepath.Join(crash, "parts", "items-*.parquet"))
+	if len(partial) == 0 || len(partial) >= n {
+		t.Fatalf("crashed run holds %d items, want some but not all of %d", len(partial), n)
+	}
+	seen := map[any]bool{}
+	for _, r := range partial {
+		if seen[r["id"]] {
+			t.Errorf("item %v twice in the crashed run's parts", r["id"])
+		}
+		seen[r["id"]] = true
+	}
+
+	res := runBin(t, bin, dir, append(args, "-out", "crash")...)
+	if res.code != 0 {
+		t.Fatalf("resume: exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	if !strings.Contains(res.stderr, fmt.Sprintf("resuming crash: %d finished items kept", len(partial))) {
+		t.Errorf("resume does not say what it kept:\n%s", res.stderr)
+	}
+	m := readManifest(t, crash)
+	if m.Status != "complete" || m.Resumes != 1 || m.Kept != len(partial) || m.Counts.Items != n {
+		t.Errorf("manifest after resume: status %q resumes %d kept %d items %d", m.Status, m.Resumes, m.Kept, m.Counts.Items)
+	}
+	if _, err := os.Stat(filepath.Join(crash, rundir.PartsDir)); !os.IsNotExist(err) {
+		t.Errorf("parts/ left after a complete run: %v", err)
+	}
+	for _, f := range []string{rundir.ItemsFile, rundir.AttemptsFile} {
+		want := itemRows(t, filepath.Join(dir, "ref", f))
+		got := itemRows(t, filepath.Join(crash, f))
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("%s after kill -9 and resume differs from an uninterrupted run (-want +got):\n%s", f, diff)
+		}
+	}
+	wantAgg := itemRows(t, filepath.Join(dir, "ref", rundir.AggregatesFile))
+	if diff := cmp.Diff(wantAgg, itemRows(t, filepath.Join(crash, rundir.AggregatesFile))); diff != "" {
+		t.Errorf("aggregates after resume differ (-want +got):\n%s", diff)
+	}
+	refM := readManifest(t, filepath.Join(dir, "ref"))
+	if b1, b2 := mustJSON(refM.Metrics), mustJSON(m.Metrics); b1 != b2 {
+		t.Errorf("manifest metrics: resumed %s, uninterrupted %s", b2, b1)
+	}
+
+	// Once complete, the same command has nothing to do.
+	again := runBin(t, bin, dir, append(args, "-out", "crash")...)
+	if again.code != 0 || !strings.Contains(again.stdout, "nothing to do") {
+		t.Errorf("a complete run again: exit %d\n%s%s", again.code, again.stdout, again.stderr)
+	}
+	// Other inputs on that directory are refused, naming what differs.
+	other := runBin(t, bin, dir, append(args, "-out", "crash", "-limit", "3")...)
+	if other.code != exitRun || !strings.Contains(other.stderr, "(limit differ)") {
+		t.Errorf("other inputs: exit %d\n%s", other.code, other.stderr)
+	}
+}
+
+// TestInterruptThenResume: after Ctrl-C (exit 130, status cancelled), the
+// same command retries the cancelled items and completes.
+func TestInterruptThenResume(t *testing.T) {
+	bin := evalflowBinary(t)
+	dir := t.TempDir()
+	const n = 12
+	args := append(slowReplay(t, dir, n), "-out", "run")
+	cmd := exec.Command(bin, args...)
+	cmd.Dir = dir
+	cmd.Env = withoutEvalflowVars(os.Environ())
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1500 * time.Millisecond)
+	cmd.Process.Signal(os.Interrupt)
+	sent := time.Now()
+	err := cmd.Wait()
+	if took := time.Since(sent); took > 5*time.Second {
+		t.Errorf("SIGINT took %v to end the run", took)
+	}
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != exitCancelled {
+		t.Fatalf("exit %v, want %d", err, exitCancelled)
+	}
+	out := filepath.Join(dir, "run")
+	if m := readManifest(t, out); m.Status != "cancelled" {
+		t.Fatalf("status %q", m.Status)
+	}
+	before := itemRows(t, filepath.Join(out, rundir.ItemsFile))
+	ok := 0
+	for _, r := range before {
+		if r["status"] == "ok" {
+			ok++
+		}
+	}
+	res := runBin(t, bin, dir, args...)
+	if res.code != 0 {
+		t.Fatalf("resume: exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	after := itemRows(t, filepath.Join(out, rundir.ItemsFile))
+	if len(after) != n {
+		t.Fatalf("%d items after resume, want %d", len(after), n)
+	}
+	for i, r := range after {
+		if r["id"] != fmt.Sprintf("i%02d", i) || r["status"] != "ok" {
+			t.Errorf("row %d: %v %v, want i%02d ok", i, r["id"], r["status"], i)
+		}
+	}
+	if m := readManifest(t, out); m.Kept != ok || m.Status != "complete" {
+		t.Errorf("kept %d (want the %d ok items), status %q", m.Kept, ok, m.Status)
+	}
+}
+
+// TestSecondWriterRefused: two processes on one directory — the second is
+// refused while the first holds the lock.
+func TestSecondWriterRefused(t *testing.T) {
+	bin := evalflowBinary(t)
+	dir := t.TempDir()
+	args := append(slowReplay(t, dir, 8), "-out", "run")
+	cmd := exec.Command(bin, args...)
+	cmd.Dir = dir
+	cmd.Env = withoutEvalflowVars(os.Environ())
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	}()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if m, _ := rundir.Previous(filepath.Join(dir, "run")); m != nil && m.Status == "running" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the first run never started")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	res := runBin(t, bin, dir, args...)
+	if res.code != exitRun || !strings.Contains(res.stderr, "is being written by another evalflow process (pid ") {
+		t.Errorf("second writer: exit %d\n%s", res.code, res.stderr)
+	}
+}
+
+func mustJSON(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
