@@ -327,3 +327,71 @@ func mustJSON(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
 }
+
+// TestDiskFullThenResume runs with a file-size limit (RLIMIT_FSIZE, the
+// same EFBIG a full disk gives as ENOSPC) at two sizes: one where the
+// first part cannot be written and one where the parts fit but the merge
+// does not. Each run fails with exit 2 and a manifest saying so; the parts
+// that were renamed are complete; the same command without the limit
+// resumes and ends equal to an uninterrupted run.
+func TestDiskFullThenResume(t *testing.T) {
+	bin := evalflowBinary(t)
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("no bash for ulimit")
+	}
+	dir := t.TempDir()
+	var ds, preds bytes.Buffer
+	const n = 3000
+	for i := range n {
+		id := fmt.Sprintf("i%04d", i)
+		pred := "SELECT COUNT(*) FROM customers"
+		if i%3 == 0 {
+			pred = "SELECT 1"
+		}
+		fmt.Fprintf(&ds, `{"id": %q, "question": "count", "gold": "SELECT COUNT(*) FROM customers", "db": "shop"}`+"\n", id)
+		fmt.Fprintf(&preds, `{"id": %q, "pred": %q}`+"\n", id, pred)
+	}
+	writeFile(t, filepath.Join(dir, "q.jsonl"), ds.Bytes())
+	writeFile(t, filepath.Join(dir, "p.jsonl"), preds.Bytes())
+	repo, _ := filepath.Abs(filepath.Join("..", ".."))
+	args := []string{"run", filepath.Join(repo, "pipelines", "text2sql-replay.hcl"),
+		"-var", "dataset=q.jsonl", "-var", "predictions=p.jsonl",
+		"-var", "databases=" + filepath.Join(repo, "examples", "quickstart", "data"), "-quiet"}
+	if r := runBin(t, bin, dir, append(args, "-out", "ref")...); r.code != 0 {
+		t.Fatalf("reference: exit %d\n%s", r.code, r.stderr)
+	}
+	for _, kb := range []int{20, 45} {
+		out := fmt.Sprintf("full%d", kb)
+		t.Run(out, func(t *testing.T) {
+			line := fmt.Sprintf("ulimit -f %d; exec %q", kb, bin)
+			for _, a := range append(args, "-out", out) {
+				line += fmt.Sprintf(" %q", a)
+			}
+			r := runBin(t, "bash", dir, "-c", line)
+			if r.code != exitRun || !strings.Contains(r.stderr, "file too large") {
+				t.Fatalf("with %d KB: exit %d, want 2 naming the write error\n%s", kb, r.code, r.stderr)
+			}
+			if m := readManifest(t, filepath.Join(dir, out)); m.Status != "failed" && m.Status != "running" {
+				t.Errorf("manifest status %q after the disk filled, want failed (or running)", m.Status)
+			}
+			parts, _ := filepath.Glob(filepath.Join(dir, out, "parts", "*.parquet"))
+			for _, p := range parts {
+				if _, _, err := sinks.ReadParquetRows(p); err != nil {
+					t.Errorf("a renamed part is not complete: %v", err)
+				}
+			}
+			res := runBin(t, bin, dir, append(args, "-out", out)...)
+			if res.code != 0 {
+				t.Fatalf("resume: exit %d\n%s", res.code, res.stderr)
+			}
+			for _, f := range []string{rundir.ItemsFile, rundir.AttemptsFile} {
+				if diff := cmp.Diff(itemRows(t, filepath.Join(dir, "ref", f)), itemRows(t, filepath.Join(dir, out, f))); diff != "" {
+					t.Errorf("%s after disk full and resume differs (-want +got):\n%s", f, diff)
+				}
+			}
+			if strings.Contains(res.stderr, "match no item") {
+				t.Errorf("resume warns about predictions of kept items:\n%s", res.stderr)
+			}
+		})
+	}
+}

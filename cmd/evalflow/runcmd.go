@@ -221,7 +221,8 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	for _, n := range pl.Order {
 		// With -limit or -sample, predictions for items left out are
 		// expected: the generate stage's unmatched-id warning is moot.
-		if (*limit > 0 || *sample > 0) && n.Kind.Name == "generate" {
+		// A resumed run does not generate for the items it kept.
+		if (*limit > 0 || *sample > 0 || kept > 0) && n.Kind.Name == "generate" {
 			continue
 		}
 		if w, ok := n.Stage.(nodes.Warner); ok {
