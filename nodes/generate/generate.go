@@ -22,7 +22,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 
 	"github.com/hashicorp/hcl/v2"
 
@@ -49,11 +48,8 @@ var Sources = []string{"replay", "llm"}
 type Replay struct {
 	Dataset string
 	Path    string
-	byID    map[string][][]string // samples → attempts
-	samples int                   // 0: as many as the row has
-
-	mu   sync.Mutex
-	used map[string]bool // prediction ids some item asked for
+	byID    *predStore // id → samples → attempts
+	samples int        // 0: as many as the row has
 }
 
 // New builds a generate stage from its block.
@@ -103,14 +99,14 @@ func New(env *nodes.Env) (nodes.Stage, hcl.Diagnostics) {
 			Subject: a.Expr("predictions").Range().Ptr()})
 		return nil, a.Diags
 	}
-	r.byID = map[string][][]string{}
+	r.byID = newPredStore()
 	err := dataset.ReadRows(r.Path, format, func(row dataset.Row) error {
 		idv, ok := row.Get(idField)
 		id := dataset.Text(idv)
 		if !ok || id == "" {
 			return fmt.Errorf("%s:%d: prediction row has no %q field", r.Path, row.Line, idField)
 		}
-		if _, dup := r.byID[id]; dup {
+		if r.byID.lookup(id) >= 0 {
 			return fmt.Errorf("%s:%d: duplicate prediction for id %q", r.Path, row.Line, id)
 		}
 		var samples [][]string
@@ -146,7 +142,7 @@ func New(env *nodes.Env) (nodes.Stage, hcl.Diagnostics) {
 		} else {
 			return fmt.Errorf("%s:%d: prediction row for %q has none of %q, %q, %q", r.Path, row.Line, id, predField, attemptsField, predsField)
 		}
-		r.byID[id] = samples
+		r.byID.add(id, samples)
 		return nil
 	})
 	if err != nil {
@@ -170,19 +166,17 @@ func (r *Replay) Process(_ context.Context, rec *item.Record) error {
 	if rec.Samples != nil {
 		return nil
 	}
-	samples, ok := r.byID[rec.Item.ID]
-	r.mu.Lock()
-	if r.used == nil {
-		r.used = map[string]bool{}
+	i := r.byID.lookup(rec.Item.ID)
+	if i >= 0 {
+		r.byID.markUsed(i)
 	}
-	r.used[rec.Item.ID] = true
-	r.mu.Unlock()
-	if !ok {
+	if i < 0 {
 		a := &item.Attempt{}
 		a.SetError(item.ClassGeneration, fmt.Sprintf("no prediction for item %q in %s", rec.Item.ID, r.Path))
 		rec.Samples = []*item.Sample{{Index: 0, Attempts: []*item.Attempt{a}}}
 		return nil
 	}
+	samples := r.byID.samples(i)
 	if r.samples > 0 && len(samples) > r.samples {
 		samples = samples[:r.samples]
 	}
@@ -215,7 +209,7 @@ func (r *Replay) Revise(_ context.Context, _ *item.Record, s *item.Sample) (stri
 
 // Describe says where predictions come from, for `evalflow plan`.
 func (r *Replay) Describe() []string {
-	return []string{fmt.Sprintf("source: replay %s (%d items)", filepath.Base(r.Path), len(r.byID))}
+	return []string{fmt.Sprintf("source: replay %s (%d items)", filepath.Base(r.Path), r.byID.Len())}
 }
 
 // Warnings reports predictions whose id matched no item of the run (a
@@ -223,14 +217,7 @@ func (r *Replay) Describe() []string {
 // it for runs limited with -limit or -sample, where unmatched ids are
 // expected.
 func (r *Replay) Warnings() []string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	var unused []string
-	for id := range r.byID {
-		if !r.used[id] {
-			unused = append(unused, id)
-		}
-	}
+	unused := r.byID.unused()
 	if len(unused) == 0 {
 		return nil
 	}
@@ -239,5 +226,5 @@ func (r *Replay) Warnings() []string {
 	if len(ex) > 3 {
 		ex = ex[:3]
 	}
-	return []string{fmt.Sprintf("%d of %d predictions in %s match no item of this run (e.g. %q)", len(unused), len(r.byID), r.Path, ex)}
+	return []string{fmt.Sprintf("%d of %d predictions in %s match no item of this run (e.g. %q)", len(unused), r.byID.Len(), r.Path, ex)}
 }
