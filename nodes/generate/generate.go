@@ -145,6 +145,7 @@ func New(env *nodes.Env) (nodes.Stage, hcl.Diagnostics) {
 		r.byID.add(id, samples)
 		return nil
 	})
+	r.byID.seal()
 	if err != nil {
 		a.Diags = append(a.Diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Cannot read predictions",
 			Detail: err.Error(), Subject: a.Expr("predictions").Range().Ptr()})

@@ -1,33 +1,55 @@
 package generate
 
 import (
+	"cmp"
 	"encoding/binary"
 	"hash/maphash"
+	"slices"
 	"sync"
 )
 
 // predStore holds a replay file's predictions compactly: every entry (id,
 // then samples of attempts) encoded into one byte arena, found through a
-// map from a 64-bit hash of the id to its offset. A map[string][][]string
-// costs about 200 bytes per prediction in headers and map overhead; this
-// costs the bytes themselves plus about 40, so a million-prediction file
-// fits the run's memory budget. A hash collision cannot mis-assign a
-// prediction: lookups compare the stored id, and colliding ids go to a
-// small overflow map.
+// sorted index of 64-bit id hashes. A map[string][][]string costs about
+// 200 bytes per prediction in headers and map overhead; this costs the
+// bytes themselves plus about 20, so a million-prediction file fits the
+// run's memory budget. A hash collision cannot mis-assign a prediction:
+// lookups compare the stored id of every entry with the same hash.
+//
+// Entries are added while the file is read (add checks duplicates through
+// a map that seal drops) and looked up after seal.
 type predStore struct {
-	seed     maphash.Seed
+	hash     func(string) uint64 // maphash with a per-store seed; tests force collisions
 	arena    []byte
-	offsets  []uint32 // entry i starts at arena[offsets[i]] (uint64 if the arena outgrows 4 GiB: see add)
-	big      []uint64 // offsets when the arena is larger than 4 GiB
-	index    map[uint64]int32
-	overflow map[string]int32
+	offsets  []uint32           // entry i starts at arena[offsets[i]] (uint64 if the arena outgrows 4 GiB: see add)
+	big      []uint64           // offsets when the arena is larger than 4 GiB
+	building map[uint64][]int32 // while adding: hash → entries
+	index    []hashEntry        // after seal: sorted by hash
 
 	mu   sync.Mutex
 	used []uint64 // bitset over entries some item asked for
 }
 
+type hashEntry struct {
+	h uint64
+	i uint32
+}
+
 func newPredStore() *predStore {
-	return &predStore{seed: maphash.MakeSeed(), index: map[uint64]int32{}}
+	seed := maphash.MakeSeed()
+	return &predStore{hash: func(id string) uint64 { return maphash.String(seed, id) }, building: map[uint64][]int32{}}
+}
+
+// seal builds the sorted index and drops the build map.
+func (s *predStore) seal() {
+	s.index = make([]hashEntry, 0, s.Len())
+	for h, is := range s.building {
+		for _, i := range is {
+			s.index = append(s.index, hashEntry{h, uint32(i)})
+		}
+	}
+	slices.SortFunc(s.index, func(a, b hashEntry) int { return cmp.Compare(a.h, b.h) })
+	s.building = nil
 }
 
 func (s *predStore) Len() int { return len(s.offsets) + len(s.big) }
@@ -41,12 +63,20 @@ func (s *predStore) offset(i int) int {
 
 // lookup returns the entry index of id, or -1.
 func (s *predStore) lookup(id string) int {
-	h := maphash.String(s.seed, id)
-	if i, ok := s.index[h]; ok && s.id(int(i)) == id {
-		return int(i)
+	h := s.hash(id)
+	if s.building != nil {
+		for _, i := range s.building[h] {
+			if s.id(int(i)) == id {
+				return int(i)
+			}
+		}
+		return -1
 	}
-	if i, ok := s.overflow[id]; ok {
-		return int(i)
+	k, _ := slices.BinarySearchFunc(s.index, h, func(e hashEntry, h uint64) int { return cmp.Compare(e.h, h) })
+	for ; k < len(s.index) && s.index[k].h == h; k++ {
+		if i := int(s.index[k].i); s.id(i) == id {
+			return i
+		}
 	}
 	return -1
 }
@@ -78,15 +108,8 @@ func (s *predStore) add(id string, samples [][]string) bool {
 			s.putString(q)
 		}
 	}
-	h := maphash.String(s.seed, id)
-	if _, taken := s.index[h]; taken {
-		if s.overflow == nil {
-			s.overflow = map[string]int32{}
-		}
-		s.overflow[id] = i
-	} else {
-		s.index[h] = i
-	}
+	h := s.hash(id)
+	s.building[h] = append(s.building[h], i)
 	return true
 }
 

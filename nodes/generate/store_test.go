@@ -2,7 +2,6 @@ package generate
 
 import (
 	"fmt"
-	"hash/maphash"
 	"slices"
 	"testing"
 )
@@ -23,6 +22,7 @@ func TestPredStoreRoundTrip(t *testing.T) {
 	if s.add("a", nil) {
 		t.Error("a duplicate id was accepted")
 	}
+	s.seal()
 	for id, w := range want {
 		i := s.lookup(id)
 		if i < 0 {
@@ -47,36 +47,51 @@ func TestPredStoreRoundTrip(t *testing.T) {
 	}
 }
 
-// TestPredStoreCollision forces every id onto one hash bucket: lookups
-// must still find each id's own predictions (the overflow map).
+// TestPredStoreCollision gives every id the same hash: lookups must still
+// find each id's own predictions, before and after seal, and duplicates
+// are still refused.
 func TestPredStoreCollision(t *testing.T) {
 	s := newPredStore()
-	// A store whose index already holds every hash the next ids will
-	// have, pointing at another entry, is what a collision looks like.
+	s.hash = func(string) uint64 { return 42 }
 	for i := range 50 {
 		id := fmt.Sprintf("id%d", i)
 		if !s.add(id, [][]string{{"q" + id}}) {
-			t.Fatal("refused")
+			t.Fatalf("%s refused", id)
 		}
 	}
-	s2 := newPredStore()
-	s2.seed = s.seed
-	s2.add("first", [][]string{{"q-first"}})
-	for i := range 50 {
-		s2.index[maphash.String(s2.seed, fmt.Sprintf("id%d", i))] = 0 // every id collides with "first"
+	if s.add("id7", nil) {
+		t.Error("a duplicate under a shared hash was accepted")
 	}
-	for i := range 50 {
-		id := fmt.Sprintf("id%d", i)
-		s2.add(id, [][]string{{"q" + id}})
-	}
-	for i := range 50 {
-		id := fmt.Sprintf("id%d", i)
-		j := s2.lookup(id)
-		if j < 0 || s2.samples(j)[0][0] != "q"+id {
-			t.Fatalf("%s: entry %d", id, j)
+	for _, when := range []string{"building", "sealed"} {
+		if when == "sealed" {
+			s.seal()
+		}
+		for i := range 50 {
+			id := fmt.Sprintf("id%d", i)
+			j := s.lookup(id)
+			if j < 0 || s.samples(j)[0][0] != "q"+id {
+				t.Fatalf("%s: %s: entry %d", when, id, j)
+			}
+		}
+		if s.lookup("id50") >= 0 {
+			t.Errorf("%s: an absent id was found", when)
 		}
 	}
-	if j := s2.lookup("first"); j != 0 || s2.samples(0)[0][0] != "q-first" {
-		t.Errorf("first: %d", j)
+}
+
+func TestPredStoreSealedLookup(t *testing.T) {
+	s := newPredStore()
+	for i := range 1000 {
+		s.add(fmt.Sprintf("id%d", i), [][]string{{fmt.Sprint(i)}})
+	}
+	s.seal()
+	for i := range 1000 {
+		j := s.lookup(fmt.Sprintf("id%d", i))
+		if j < 0 || s.samples(j)[0][0] != fmt.Sprint(i) {
+			t.Fatalf("id%d: %d", i, j)
+		}
+	}
+	if s.lookup("id1000") >= 0 {
+		t.Error("absent id found")
 	}
 }
