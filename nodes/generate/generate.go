@@ -106,9 +106,6 @@ func New(env *nodes.Env) (nodes.Stage, hcl.Diagnostics) {
 		if !ok || id == "" {
 			return fmt.Errorf("%s:%d: prediction row has no %q field", r.Path, row.Line, idField)
 		}
-		if r.byID.lookup(id) >= 0 {
-			return fmt.Errorf("%s:%d: duplicate prediction for id %q", r.Path, row.Line, id)
-		}
 		var samples [][]string
 		if v, ok := row.Get(predsField); ok && v != nil {
 			list, ok := v.([]any)
@@ -142,10 +139,14 @@ func New(env *nodes.Env) (nodes.Stage, hcl.Diagnostics) {
 		} else {
 			return fmt.Errorf("%s:%d: prediction row for %q has none of %q, %q, %q", r.Path, row.Line, id, predField, attemptsField, predsField)
 		}
-		r.byID.add(id, samples)
+		r.byID.add(id, samples, row.Line)
 		return nil
 	})
-	r.byID.seal()
+	if err == nil {
+		if derr := r.byID.seal(); derr != nil {
+			err = fmt.Errorf("%s: %w", r.Path, derr)
+		}
+	}
 	if err != nil {
 		a.Diags = append(a.Diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Cannot read predictions",
 			Detail: err.Error(), Subject: a.Expr("predictions").Range().Ptr()})

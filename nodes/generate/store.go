@@ -3,6 +3,7 @@ package generate
 import (
 	"cmp"
 	"encoding/binary"
+	"fmt"
 	"hash/maphash"
 	"slices"
 	"sync"
@@ -16,15 +17,17 @@ import (
 // run's memory budget. A hash collision cannot mis-assign a prediction:
 // lookups compare the stored id of every entry with the same hash.
 //
-// Entries are added while the file is read (add checks duplicates through
-// a map that seal drops) and looked up after seal.
+// Entries are added while the file is read, then seal sorts the index and
+// finds duplicate ids (adjacent equal hashes with equal ids); lookups come
+// after seal.
 type predStore struct {
-	hash     func(string) uint64 // maphash with a per-store seed; tests force collisions
-	arena    []byte
-	offsets  []uint32           // entry i starts at arena[offsets[i]] (uint64 if the arena outgrows 4 GiB: see add)
-	big      []uint64           // offsets when the arena is larger than 4 GiB
-	building map[uint64][]int32 // while adding: hash → entries
-	index    []hashEntry        // after seal: sorted by hash
+	hash    func(string) uint64 // maphash with a per-store seed; tests force collisions
+	arena   []byte
+	offsets []uint32    // entry i starts at arena[offsets[i]] (uint64 if the arena outgrows 4 GiB: see add)
+	big     []uint64    // offsets when the arena is larger than 4 GiB
+	index   []hashEntry // sorted by hash after seal
+	lines   []uint32    // file line of each entry, until seal
+	sealed  bool
 
 	mu   sync.Mutex
 	used []uint64 // bitset over entries some item asked for
@@ -37,19 +40,35 @@ type hashEntry struct {
 
 func newPredStore() *predStore {
 	seed := maphash.MakeSeed()
-	return &predStore{hash: func(id string) uint64 { return maphash.String(seed, id) }, building: map[uint64][]int32{}}
+	return &predStore{hash: func(id string) uint64 { return maphash.String(seed, id) }}
 }
 
-// seal builds the sorted index and drops the build map.
-func (s *predStore) seal() {
-	s.index = make([]hashEntry, 0, s.Len())
-	for h, is := range s.building {
-		for _, i := range is {
-			s.index = append(s.index, hashEntry{h, uint32(i)})
+// seal sorts the index and reports the first duplicate id as
+// "duplicate prediction for id X at line N (first at line M)".
+func (s *predStore) seal() error {
+	slices.SortStableFunc(s.index, func(a, b hashEntry) int { return cmp.Compare(a.h, b.h) })
+	var dup error
+	for k := 0; k < len(s.index) && dup == nil; k++ {
+		for m := k + 1; m < len(s.index) && s.index[m].h == s.index[k].h; m++ {
+			a, b := int(s.index[k].i), int(s.index[m].i)
+			if s.id(a) == s.id(b) {
+				first, second := min(a, b), max(a, b)
+				dup = &dupError{id: s.id(a), line: int(s.lines[second]), first: int(s.lines[first])}
+				break
+			}
 		}
 	}
-	slices.SortFunc(s.index, func(a, b hashEntry) int { return cmp.Compare(a.h, b.h) })
-	s.building = nil
+	s.lines, s.sealed = nil, true
+	return dup
+}
+
+type dupError struct {
+	id          string
+	line, first int
+}
+
+func (e *dupError) Error() string {
+	return fmt.Sprintf("duplicate prediction for id %q at line %d (first at line %d)", e.id, e.line, e.first)
 }
 
 func (s *predStore) Len() int { return len(s.offsets) + len(s.big) }
@@ -64,14 +83,6 @@ func (s *predStore) offset(i int) int {
 // lookup returns the entry index of id, or -1.
 func (s *predStore) lookup(id string) int {
 	h := s.hash(id)
-	if s.building != nil {
-		for _, i := range s.building[h] {
-			if s.id(int(i)) == id {
-				return int(i)
-			}
-		}
-		return -1
-	}
 	k, _ := slices.BinarySearchFunc(s.index, h, func(e hashEntry, h uint64) int { return cmp.Compare(e.h, h) })
 	for ; k < len(s.index) && s.index[k].h == h; k++ {
 		if i := int(s.index[k].i); s.id(i) == id {
@@ -81,12 +92,9 @@ func (s *predStore) lookup(id string) int {
 	return -1
 }
 
-// add stores id's samples; it reports false when id is already there.
-func (s *predStore) add(id string, samples [][]string) bool {
-	if s.lookup(id) >= 0 {
-		return false
-	}
-	i := int32(s.Len())
+// add stores id's samples, read from line; duplicates are found by seal.
+func (s *predStore) add(id string, samples [][]string, line int) {
+	i := uint32(s.Len())
 	off := len(s.arena)
 	if s.big == nil && uint64(off) > uint64(^uint32(0)) {
 		s.big = make([]uint64, len(s.offsets))
@@ -108,9 +116,8 @@ func (s *predStore) add(id string, samples [][]string) bool {
 			s.putString(q)
 		}
 	}
-	h := s.hash(id)
-	s.building[h] = append(s.building[h], i)
-	return true
+	s.index = append(s.index, hashEntry{s.hash(id), i})
+	s.lines = append(s.lines, uint32(line))
 }
 
 func (s *predStore) putString(x string) {

@@ -14,15 +14,12 @@ func TestPredStoreRoundTrip(t *testing.T) {
 		"":   {{}},
 		"é☃": {{"SELECT 'ünï'"}},
 	}
-	for _, id := range []string{"a", "b", "", "é☃"} {
-		if !s.add(id, want[id]) {
-			t.Fatalf("add %q refused", id)
-		}
+	for i, id := range []string{"a", "b", "", "é☃"} {
+		s.add(id, want[id], i+1)
 	}
-	if s.add("a", nil) {
-		t.Error("a duplicate id was accepted")
+	if err := s.seal(); err != nil {
+		t.Fatal(err)
 	}
-	s.seal()
 	for id, w := range want {
 		i := s.lookup(id)
 		if i < 0 {
@@ -55,17 +52,12 @@ func TestPredStoreCollision(t *testing.T) {
 	s.hash = func(string) uint64 { return 42 }
 	for i := range 50 {
 		id := fmt.Sprintf("id%d", i)
-		if !s.add(id, [][]string{{"q" + id}}) {
-			t.Fatalf("%s refused", id)
-		}
+		s.add(id, [][]string{{"q" + id}}, i+1)
 	}
-	if s.add("id7", nil) {
-		t.Error("a duplicate under a shared hash was accepted")
+	if err := s.seal(); err != nil {
+		t.Fatal(err)
 	}
-	for _, when := range []string{"building", "sealed"} {
-		if when == "sealed" {
-			s.seal()
-		}
+	for _, when := range []string{"sealed"} {
 		for i := range 50 {
 			id := fmt.Sprintf("id%d", i)
 			j := s.lookup(id)
@@ -82,9 +74,11 @@ func TestPredStoreCollision(t *testing.T) {
 func TestPredStoreSealedLookup(t *testing.T) {
 	s := newPredStore()
 	for i := range 1000 {
-		s.add(fmt.Sprintf("id%d", i), [][]string{{fmt.Sprint(i)}})
+		s.add(fmt.Sprintf("id%d", i), [][]string{{fmt.Sprint(i)}}, i+1)
 	}
-	s.seal()
+	if err := s.seal(); err != nil {
+		t.Fatal(err)
+	}
 	for i := range 1000 {
 		j := s.lookup(fmt.Sprintf("id%d", i))
 		if j < 0 || s.samples(j)[0][0] != fmt.Sprint(i) {
@@ -93,5 +87,21 @@ func TestPredStoreSealedLookup(t *testing.T) {
 	}
 	if s.lookup("id1000") >= 0 {
 		t.Error("absent id found")
+	}
+}
+
+func TestPredStoreDuplicate(t *testing.T) {
+	for _, collide := range []bool{false, true} {
+		s := newPredStore()
+		if collide {
+			s.hash = func(string) uint64 { return 7 }
+		}
+		s.add("a", nil, 1)
+		s.add("b", nil, 2)
+		s.add("a", nil, 5)
+		err := s.seal()
+		if err == nil || err.Error() != `duplicate prediction for id "a" at line 5 (first at line 1)` {
+			t.Errorf("collide=%v: %v", collide, err)
+		}
 	}
 }
