@@ -7,10 +7,22 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 )
 
+// defaultGCPercent is the garbage collector's target when GOGC is not set:
+// the heap may grow to 1.5× the live heap instead of Go's 2×. A long run's
+// live heap is mostly what grows with the dataset (the replay predictions,
+// the duplicate-id check), so this is what keeps a million-item replay
+// under its memory budget; measured at no throughput cost
+// (docs/benchmarks.md, BenchmarkReplayRSS).
+const defaultGCPercent = 50
+
 func main() {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(defaultGCPercent)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
