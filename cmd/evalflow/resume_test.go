@@ -395,3 +395,53 @@ func TestDiskFullThenResume(t *testing.T) {
 		})
 	}
 }
+
+// TestSignals: SIGTERM ends a run like SIGINT (exit 130, cancelled, the
+// finished items merged); a second SIGINT right after the first ends the
+// process at once with 130, and the same command then resumes to a
+// complete run.
+func TestSignals(t *testing.T) {
+	bin := evalflowBinary(t)
+	dir := t.TempDir()
+	args := slowReplay(t, dir, 10)
+	start := func(out string) *exec.Cmd {
+		cmd := exec.Command(bin, append(args, "-out", out)...)
+		cmd.Dir = dir
+		cmd.Env = withoutEvalflowVars(os.Environ())
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(1200 * time.Millisecond)
+		return cmd
+	}
+	wait := func(cmd *exec.Cmd, sent time.Time, within time.Duration) {
+		t.Helper()
+		err := cmd.Wait()
+		if took := time.Since(sent); took > within {
+			t.Errorf("ended %v after the signal, want within %v", took, within)
+		}
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != exitCancelled {
+			t.Errorf("exit %v, want %d", err, exitCancelled)
+		}
+	}
+
+	cmd := start("term")
+	cmd.Process.Signal(syscall.SIGTERM)
+	wait(cmd, time.Now(), 3*time.Second)
+	if m := readManifest(t, filepath.Join(dir, "term")); m.Status != "cancelled" {
+		t.Errorf("SIGTERM: status %q", m.Status)
+	}
+
+	cmd = start("twice")
+	cmd.Process.Signal(os.Interrupt)
+	time.Sleep(50 * time.Millisecond)
+	cmd.Process.Signal(os.Interrupt)
+	wait(cmd, time.Now(), time.Second)
+	if r := runBin(t, bin, dir, append(args, "-out", "twice")...); r.code != 0 {
+		t.Fatalf("resume after a double interrupt: exit %d\n%s", r.code, r.stderr)
+	}
+	if rows := itemRows(t, filepath.Join(dir, "twice", rundir.ItemsFile)); len(rows) != 10 {
+		t.Errorf("%d items after resume, want 10", len(rows))
+	}
+}
