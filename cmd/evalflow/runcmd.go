@@ -429,7 +429,16 @@ func (p *progress) add(rec *item.Record) {
 	}
 	p.mu.Lock()
 	for _, s := range rec.Scores {
+		// An item the harness could not evaluate is left out of the
+		// means, except under an official profile (item.Score.Official).
+		if rec.Status == "error" && !s.Official {
+			p.merrs[s.Name]++
+			continue
+		}
 		if s.Null {
+			if s.Err != "" {
+				p.merrs[s.Name]++
+			}
 			continue
 		}
 		p.sums[s.Name] += s.Value
