@@ -85,7 +85,7 @@ stage "aggregate" {
 }
 
 // writeItems writes n items shaped like a text-to-SQL dataset row.
-func writeItems(b *testing.B, path string, n int) {
+func writeItems(b testing.TB, path string, n int) {
 	b.Helper()
 	f, err := os.Create(path)
 	if err != nil {
