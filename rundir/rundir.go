@@ -86,7 +86,7 @@ type Config struct {
 	Fingerprint Fingerprint
 	// MayDiffer lists fingerprint components allowed to differ on resume
 	// (a run stopped by max_cost may resume with a higher one).
-	MayDiffer func(prev *Manifest, key string) bool
+	MayDiffer func(prev *Manifest, key, now string) bool
 	// OnKept receives every item an earlier run of this directory finished,
 	// rebuilt from its row (id, fields, status, final error class, scores),
 	// in dataset order, before Open returns.
@@ -336,7 +336,7 @@ func differ(prev *Manifest, cfg Config) []string {
 		if prev.Fingerprint[k] == cfg.Fingerprint[k] {
 			continue
 		}
-		if cfg.MayDiffer != nil && cfg.MayDiffer(prev, k) {
+		if cfg.MayDiffer != nil && cfg.MayDiffer(prev, k, cfg.Fingerprint[k]) {
 			continue
 		}
 		d = append(d, k)

@@ -273,10 +273,15 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return code
 }
 
-// maxCostMayDiffer lets a run stopped by max_cost resume with another
-// max_cost variable.
-func maxCostMayDiffer(prev *rundir.Manifest, key string) bool {
-	return prev.Status == "stopped" && (key == "var:max_cost" || strings.HasSuffix(key, "_max_cost"))
+// maxCostMayDiffer lets a run stopped by max_cost resume with a higher
+// max_cost variable (var.max_cost or any var.*_max_cost).
+func maxCostMayDiffer(prev *rundir.Manifest, key, now string) bool {
+	if prev.Status != "stopped" || (key != "var:max_cost" && !(strings.HasPrefix(key, "var:") && strings.HasSuffix(key, "_max_cost"))) {
+		return false
+	}
+	old, err1 := strconv.ParseFloat(prev.Fingerprint[key], 64)
+	cur, err2 := strconv.ParseFloat(now, 64)
+	return err1 == nil && err2 == nil && cur > old
 }
 
 // fingerprint names everything a resumed run must share with the run it
