@@ -135,6 +135,17 @@ type Error struct {
 	Class string
 	Msg   string
 	Err   error
+	// Unavailable is set when the database, graph or engine could not be
+	// reached at all (a missing file, a server that does not answer): not
+	// the query's fault, so the item is a harness error, never a score.
+	Unavailable bool
+}
+
+// Unavailable reports whether err says the engine or database could not be
+// reached (an *Error with Unavailable set).
+func Unavailable(err error) bool {
+	var e *Error
+	return errors.As(err, &e) && e.Unavailable
 }
 
 // Error returns Msg, or the wrapped error's text when Msg is empty.

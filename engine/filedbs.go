@@ -53,7 +53,7 @@ func (c *FileDBs) Len() int {
 // nothing is created. The caller must Release the handle.
 func (c *FileDBs) Acquire(path string) (*FileDB, error) {
 	if path == "" {
-		return nil, &Error{Class: item.ClassExecution, Msg: c.Name + ": no database given"}
+		return nil, &Error{Class: item.ClassExecution, Msg: c.Name + ": no database given", Unavailable: true}
 	}
 	abs, err := filepath.Abs(path)
 	if err != nil {
@@ -79,10 +79,10 @@ func (c *FileDBs) Acquire(path string) (*FileDB, error) {
 		if !errors.Is(err, fs.ErrNotExist) {
 			msg = "cannot open database file " + abs + ": " + err.Error()
 		}
-		return nil, &Error{Class: item.ClassExecution, Msg: msg, Err: err}
+		return nil, &Error{Class: item.ClassExecution, Msg: msg, Err: err, Unavailable: true}
 	}
 	if st.IsDir() {
-		return nil, &Error{Class: item.ClassExecution, Msg: "database path is a directory: " + abs}
+		return nil, &Error{Class: item.ClassExecution, Msg: "database path is a directory: " + abs, Unavailable: true}
 	}
 	db, err := c.Open(abs)
 	if err != nil {
@@ -90,7 +90,7 @@ func (c *FileDBs) Acquire(path string) (*FileDB, error) {
 		if errors.As(err, &ee) {
 			return nil, err
 		}
-		return nil, &Error{Class: item.ClassExecution, Msg: "cannot open database file " + abs + ": " + err.Error(), Err: err}
+		return nil, &Error{Class: item.ClassExecution, Msg: "cannot open database file " + abs + ": " + err.Error(), Err: err, Unavailable: true}
 	}
 	h := &FileDB{Path: abs, DB: db, refs: 1}
 	h.elem = c.lru.PushFront(h)

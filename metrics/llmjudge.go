@@ -103,7 +103,10 @@ func (j *llmJudge) Score(ctx context.Context, in Input) item.Score {
 	}
 	v, err := j.Judge(ctx, in.Record.Item.Question, pred, gold)
 	if err != nil {
-		return Failed(name, err)
+		// A judge that failed or answered unparsably computed nothing:
+		// the metric is null for this item, its error counted per metric
+		// — not a 0 that would pull the mean down by the judge's faults.
+		return item.Score{Name: name, Null: true, Err: err.Error()}
 	}
 	return item.Score{Name: name, Value: v.Score, Note: v.Reasoning}
 }

@@ -2,7 +2,9 @@ package nodes
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net"
 	"path/filepath"
 	"time"
 
@@ -95,12 +97,28 @@ func (e *Engine) Query(it *item.Item, text string) (engine.Query, error) {
 	return engine.Query{Text: text, DB: db, MaxRows: e.Block.MaxRows, Timeout: e.Block.Timeout}, nil
 }
 
+// ErrHarness marks an error of the harness, not of the query: the
+// database or graph is missing or outside its root, the engine cannot be
+// reached. Stages return it from Process so the item is an `error` (not
+// scored) rather than a failed prediction.
+var ErrHarness = errors.New("the harness could not evaluate this item")
+
+// HarnessError wraps err as a harness error (errors.Is(err, ErrHarness)).
+func HarnessError(err error) error { return &harnessError{err} }
+
+type harnessError struct{ err error }
+
+func (h *harnessError) Error() string        { return h.err.Error() }
+func (h *harnessError) Unwrap() []error      { return []error{h.err, ErrHarness} }
+func (h *harnessError) Is(target error) bool { return target == ErrHarness }
+
 // Run executes text for it and returns the result, the error class and the
-// time it took.
+// time it took. A missing database file or an engine that cannot be
+// reached comes back as a HarnessError (class execution).
 func (e *Engine) Run(ctx context.Context, it *item.Item, text string) (*table.Table, string, error, time.Duration) {
 	q, err := e.Query(it, text)
 	if err != nil {
-		return nil, item.ClassExecution, err, 0
+		return nil, item.ClassExecution, HarnessError(err), 0
 	}
 	start := time.Now()
 	res, err := e.Exec.Execute(ctx, q)
@@ -109,6 +127,14 @@ func (e *Engine) Run(ctx context.Context, it *item.Item, text string) (*table.Ta
 		class := engine.ClassOf(err)
 		if ctx.Err() != nil {
 			class = item.ClassCancelled
+		}
+		var netErr *net.OpError
+		switch {
+		case class == item.ClassCancelled:
+		case engine.Unavailable(err):
+			err = HarnessError(fmt.Errorf("engine.%s, item %q: %w", e.Block.Name, it.ID, err))
+		case errors.As(err, &netErr):
+			err = HarnessError(fmt.Errorf("engine.%s cannot be reached: %w", e.Block.Name, err))
 		}
 		return nil, class, err, d
 	}

@@ -199,19 +199,19 @@ type readyLine struct {
 func (o *oxigraph) start(ctx context.Context, ds *dataset) (*server, error) {
 	dir, err := lookupOxigraphDir(o.dir)
 	if err != nil {
-		return nil, &engine.Error{Class: item.ClassExecution, Msg: err.Error(), Err: err}
+		return nil, &engine.Error{Class: item.ClassExecution, Msg: err.Error(), Err: err, Unavailable: true}
 	}
 	script, err := writeScript()
 	if err != nil {
-		return nil, &engine.Error{Class: item.ClassExecution, Msg: "sparql: " + err.Error(), Err: err}
+		return nil, &engine.Error{Class: item.ClassExecution, Msg: "sparql: " + err.Error(), Err: err, Unavailable: true}
 	}
 	node, err := exec.LookPath(o.node)
 	if err != nil {
-		return nil, &engine.Error{Class: item.ClassExecution, Msg: fmt.Sprintf("sparql: the embedded Oxigraph engine needs Node.js 18 or later: %v", err), Err: err}
+		return nil, &engine.Error{Class: item.ClassExecution, Msg: fmt.Sprintf("sparql: the embedded Oxigraph engine needs Node.js 18 or later: %v", err), Err: err, Unavailable: true}
 	}
 	for _, f := range ds.files {
 		if _, err := os.Stat(f); err != nil {
-			return nil, &engine.Error{Class: item.ClassExecution, Msg: "sparql: RDF file not found: " + f, Err: err}
+			return nil, &engine.Error{Class: item.ClassExecution, Msg: "sparql: RDF file not found: " + f, Err: err, Unavailable: true}
 		}
 	}
 	args := append([]string{script, "--host", "127.0.0.1", "--port", "0"}, ds.files...)

@@ -13,6 +13,7 @@ package execute
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/hashicorp/hcl/v2"
@@ -60,8 +61,13 @@ func New(env *nodes.Env) (nodes.Stage, hcl.Diagnostics) {
 func (x *Execute) EngineOf() *nodes.Engine { return x.Engine }
 
 // Process runs the gold (once) and every sample's latest attempt that has
-// not run and has not failed.
+// not run and has not failed. A gold query that fails or times out, and a
+// database or engine the harness cannot reach, make the item an error (the
+// returned error): it is not the prediction's fault, and a silent 0 would
+// change from run to run. The gold's failure is still recorded (GoldError)
+// so official profiles can give the value their scorer gives.
 func (x *Execute) Process(ctx context.Context, rec *item.Record) error {
+	var harness []error
 	if x.Gold && !rec.GoldDone && rec.Item.Gold != "" {
 		res, class, err, _ := x.Engine.Run(ctx, &rec.Item, rec.Item.Gold)
 		if class == item.ClassCancelled {
@@ -70,6 +76,7 @@ func (x *Execute) Process(ctx context.Context, rec *item.Record) error {
 		rec.GoldDone = true
 		if err != nil {
 			rec.GoldError = fmt.Sprintf("%s: %v", class, err)
+			harness = append(harness, fmt.Errorf("gold query failed (%s): %v", class, err))
 		} else {
 			rec.GoldResult = res
 		}
@@ -84,9 +91,15 @@ func (x *Execute) Process(ctx context.Context, rec *item.Record) error {
 		at.Executed = true
 		if err != nil {
 			at.SetError(class, err.Error())
+			if errors.Is(err, nodes.ErrHarness) {
+				harness = append(harness, err)
+			}
 			continue
 		}
 		at.Result = res
+	}
+	if len(harness) > 0 {
+		return errors.Join(harness...)
 	}
 	return nil
 }

@@ -17,9 +17,11 @@ package score
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/hashicorp/hcl/v2"
 
@@ -42,6 +44,24 @@ var schema = &hcl.BodySchema{
 type itemMetric struct {
 	as     string
 	metric metrics.ItemMetric
+	// official: the metric follows an official scorer's profile, so an
+	// errored item still counts with its value (item.Score.Official).
+	official bool
+}
+
+// officialProfile reports whether a metric's options select an official
+// scorer's comparison (testsuite, bird, buildingqa, text2sparql, …) rather
+// than evalflow's own. bird_soft_f1 has no options: it is BIRD's scorer.
+func officialProfile(name string, opts metrics.Options) bool {
+	if name == "bird_soft_f1" {
+		return true
+	}
+	for _, k := range []string{"compare", "profile"} {
+		if v, ok := opts[k].(string); ok && v != "" && v != "evalflow" {
+			return true
+		}
+	}
+	return false
 }
 
 // Score runs item metrics; safe for concurrent use on different records.
@@ -83,7 +103,7 @@ func New(env *nodes.Env) (nodes.Stage, hcl.Diagnostics) {
 					Detail: fmt.Sprintf("metric %q: %v.", name, err), Subject: rng.Ptr()})
 				return
 			}
-			s.items = append(s.items, itemMetric{as: as, metric: m})
+			s.items = append(s.items, itemMetric{as: as, metric: m, official: officialProfile(name, opts)})
 			return
 		}
 		m, err := def.NewDataset(opts)
@@ -168,16 +188,35 @@ func suggest(s string, c []string) string {
 	return ""
 }
 
-// Process runs every item metric on rec, in declaration order.
+// Process runs every item metric on rec, in declaration order. A query a
+// profile re-executes (a rewritten gold or prediction) that times out or
+// cannot reach its engine makes the item an error: under load that would
+// otherwise turn into a silent, run-to-run different score.
 func (s *Score) Process(ctx context.Context, rec *item.Record) error {
 	in := metrics.Input{Record: rec}
+	var harness []error
+	var mu sync.Mutex
 	if s.engine != nil {
 		eng := s.engine
 		in.Exec = func(ctx context.Context, q string) (*table.Table, error) {
-			res, _, err, _ := eng.Run(ctx, &rec.Item, q)
+			res, class, err, _ := eng.Run(ctx, &rec.Item, q)
+			if err != nil && (class == item.ClassTimeout || errors.Is(err, nodes.ErrHarness)) {
+				mu.Lock()
+				harness = append(harness, fmt.Errorf("score: re-executing a rewritten query for item %q: %s: %v", rec.Item.ID, class, err))
+				mu.Unlock()
+			}
 			return res, err
 		}
 	}
+	defer func() {
+		for i := range rec.Scores {
+			for _, m := range s.items {
+				if m.as == rec.Scores[i].Name {
+					rec.Scores[i].Official = m.official
+				}
+			}
+		}
+	}()
 	// Metrics that wait on a model (metrics.LLMJudgeAsync) start first and
 	// run while the deterministic ones do (seed 001 MC-REQ-08). A metric
 	// still sees every metric declared before it: before it runs, the
@@ -211,7 +250,9 @@ func (s *Score) Process(ctx context.Context, rec *item.Record) error {
 		rec.SetScore(sc)
 	}
 	join(len(s.items))
-	return nil
+	mu.Lock()
+	defer mu.Unlock()
+	return errors.Join(harness...)
 }
 
 func run(ctx context.Context, m itemMetric, in metrics.Input) (sc item.Score) {

@@ -161,8 +161,11 @@ func (v *Validate) Process(ctx context.Context, rec *item.Record) error {
 			continue
 		}
 		start := time.Now()
-		v.check(ctx, rec, at)
+		err := v.check(ctx, rec, at)
 		at.Time("validate", time.Since(start))
+		if err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -170,7 +173,7 @@ func (v *Validate) Process(ctx context.Context, rec *item.Record) error {
 func bp(b bool) *bool       { return &b }
 func fp(f float64) *float64 { return &f }
 
-func (v *Validate) check(ctx context.Context, rec *item.Record, at *item.Attempt) {
+func (v *Validate) check(ctx context.Context, rec *item.Record, at *item.Attempt) error {
 	at.Validated = true
 	var safeErr string
 	if v.Safety {
@@ -185,9 +188,13 @@ func (v *Validate) check(ctx context.Context, rec *item.Record, at *item.Attempt
 			q, err := v.Engine.Query(&rec.Item, at.Query)
 			if err != nil {
 				at.SetError(item.ClassExecution, err.Error())
-				return
+				return nodes.HarnessError(err)
 			}
 			if err := p.Prepare(ctx, q); err != nil {
+				if engine.Unavailable(err) {
+					at.SetError(item.ClassExecution, err.Error())
+					return nodes.HarnessError(fmt.Errorf("engine.%s, item %q: %w", v.Engine.Block.Name, rec.Item.ID, err))
+				}
 				// The engine classifies its own errors: a missing database
 				// file stays "execution", it is not the query's syntax.
 				class := engine.ClassOf(err)
@@ -205,7 +212,7 @@ func (v *Validate) check(ctx context.Context, rec *item.Record, at *item.Attempt
 				}
 				if class == item.ClassCancelled {
 					at.SetError(class, err.Error())
-					return
+					return nil
 				}
 				if class != item.ClassSafety || safeErr == "" {
 					at.SetError(class, err.Error())
@@ -219,27 +226,35 @@ func (v *Validate) check(ctx context.Context, rec *item.Record, at *item.Attempt
 		at.SetError(item.ClassSafety, safeErr)
 	}
 	if (v.Schema || v.Properties) && v.Engine != nil && ctx.Err() == nil {
-		v.checkSchema(ctx, rec, at)
+		if err := v.checkSchema(ctx, rec, at); err != nil {
+			return err
+		}
 	}
 	at.Valid = !at.Failed()
+	return nil
 }
 
 // checkSchema records the schema and properties scores and fails the
 // attempt below the thresholds.
-func (v *Validate) checkSchema(ctx context.Context, rec *item.Record, at *item.Attempt) {
+func (v *Validate) checkSchema(ctx context.Context, rec *item.Record, at *item.Attempt) error {
 	db, err := v.Engine.Locate(&rec.Item)
 	if err != nil {
 		at.SetError(item.ClassExecution, err.Error())
-		return
+		return nodes.HarnessError(err)
 	}
 	s, err := v.describe(ctx, db)
 	if err != nil {
+		// Describing the schema is the harness's work, not the query's:
+		// its failure makes the item an error.
 		class := engine.ClassOf(err)
 		if class == item.ClassNone || class == item.ClassSyntax || class == item.ClassSchema {
 			class = item.ClassExecution
 		}
 		at.SetError(class, "describing the database for the schema check: "+err.Error())
-		return
+		if class == item.ClassCancelled {
+			return nil
+		}
+		return nodes.HarnessError(fmt.Errorf("engine.%s, item %q: describing the database for the schema check: %w", v.Engine.Block.Name, rec.Item.ID, err))
 	}
 	if v.Schema {
 		sc := check.Schema(v.Language, at.Query, s)
@@ -258,6 +273,7 @@ func (v *Validate) checkSchema(ctx context.Context, rec *item.Record, at *item.A
 			}
 		}
 	}
+	return nil
 }
 
 // describe returns db's schema, describing it once per location; callers

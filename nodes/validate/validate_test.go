@@ -214,7 +214,14 @@ func TestDescribeFailure(t *testing.T) {
 	v := &validate.Validate{Language: check.Cypher, Safety: true, Schema: true,
 		Engine: &nodes.Engine{Block: &dsl.Engine{Name: "g", Kind: "neo4j"}, Exec: g}}
 	for i := 0; i < 2; i++ {
-		at := run(t, v, "missing", "MATCH (n) RETURN n")
+		// Describing the database is the harness's work: its failure makes
+		// the item an error (Process returns it), never a failed query.
+		at := &item.Attempt{Query: "MATCH (n) RETURN n"}
+		rec := &item.Record{Item: item.Item{ID: "x", DB: "missing"}, Samples: []*item.Sample{{Attempts: []*item.Attempt{at}}}}
+		err := v.Process(context.Background(), rec)
+		if !errors.Is(err, nodes.ErrHarness) || !strings.Contains(err.Error(), `item "x"`) {
+			t.Errorf("Process = %v, want a harness error naming the item", err)
+		}
 		if at.Valid || at.ErrorClass != item.ClassExecution || !strings.Contains(at.ErrorMessage, "no such graph missing") {
 			t.Errorf("got valid=%v %s: %s", at.Valid, at.ErrorClass, at.ErrorMessage)
 		}
