@@ -167,23 +167,37 @@ func (m calibrationMetric) correct(r *item.Record) (float64, bool) {
 }
 
 func (m calibrationMetric) Aggregate(_ context.Context, records []*item.Record) []item.Score {
-	var groups [3]CalibrationGroup
-	for _, r := range records {
-		if r == nil {
-			continue
-		}
-		v, ok := r.Item.Field(m.field)
-		if !ok {
-			continue
-		}
-		lvl := m.level(v)
-		c, ok := m.correct(r)
-		if lvl < 0 || !ok {
-			continue
-		}
-		groups[lvl].N++
-		groups[lvl].Correct += c
+	return foldAll(m.NewAccumulator(), records)
+}
+
+// NewAccumulator implements Folding: three (N, correct) counters.
+func (m calibrationMetric) NewAccumulator() Accumulator { return &calibrationAcc{m: m} }
+
+type calibrationAcc struct {
+	m      calibrationMetric
+	groups [3]CalibrationGroup
+}
+
+func (a *calibrationAcc) Add(r *item.Record) {
+	m := a.m
+	if r == nil {
+		return
 	}
+	v, ok := r.Item.Field(m.field)
+	if !ok {
+		return
+	}
+	lvl := m.level(v)
+	c, ok := m.correct(r)
+	if lvl < 0 || !ok {
+		return
+	}
+	a.groups[lvl].N++
+	a.groups[lvl].Correct += c
+}
+
+func (a *calibrationAcc) Scores() []item.Score {
+	m, groups := a.m, a.groups
 	res := Calibrate(m.cfg, groups)
 	if res.Null {
 		return []item.Score{{Name: "calibration", Null: true, Err: strings.Join(res.Warnings, "; ")}}

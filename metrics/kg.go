@@ -159,7 +159,31 @@ type recoveryRateMetric struct{ scale float64 }
 func (recoveryRateMetric) Info() Info { return recoveryRateInfo }
 
 func (m recoveryRateMetric) Aggregate(_ context.Context, records []*item.Record) []item.Score {
-	rate, rec, failed, skipped := RecoveryRate(records)
+	return foldAll(m.NewAccumulator(), records)
+}
+
+// NewAccumulator implements Folding: the recovered, failed and skipped
+// counts.
+func (m recoveryRateMetric) NewAccumulator() Accumulator { return &recoveryAcc{m: m} }
+
+type recoveryAcc struct {
+	m                    recoveryRateMetric
+	rec, failed, skipped int
+}
+
+func (a *recoveryAcc) Add(r *item.Record) {
+	_, rec, failed, skipped := RecoveryRate([]*item.Record{r})
+	a.rec += rec
+	a.failed += failed
+	a.skipped += skipped
+}
+
+func (a *recoveryAcc) Scores() []item.Score {
+	m, rec, failed, skipped := a.m, a.rec, a.failed, a.skipped
+	rate := 0.0
+	if failed > 0 {
+		rate = float64(rec) / float64(failed)
+	}
 	return []item.Score{
 		{Name: "recovery_rate", Value: rate * m.scale},
 		{Name: "recovery_rate_recovered", Value: float64(rec)},

@@ -56,6 +56,29 @@ type DatasetMetric interface {
 	Aggregate(ctx context.Context, records []*item.Record) []item.Score
 }
 
+// Accumulator folds a dataset metric over records one at a time.
+type Accumulator interface {
+	Add(rec *item.Record)
+	Scores() []item.Score
+}
+
+// Folding is implemented by dataset metrics whose value is a fold over
+// per-record contributions (counts): the aggregate stage keeps one
+// accumulator per group instead of every record, so its memory does not
+// grow with the run.
+type Folding interface {
+	NewAccumulator() Accumulator
+}
+
+func foldAll(a Accumulator, records []*item.Record) []item.Score {
+	for _, r := range records {
+		if r != nil {
+			a.Add(r)
+		}
+	}
+	return a.Scores()
+}
+
 // Options are a metric block's attributes, decoded from HCL into Go values:
 // string, float64, bool, []any, map[string]any.
 type Options map[string]any

@@ -167,7 +167,32 @@ func ratio(num, den int, name string) item.Score {
 }
 
 func (m safetyMetric) Aggregate(_ context.Context, records []*item.Record) []item.Score {
-	c, errs := m.Count(records)
+	return foldAll(m.NewAccumulator(), records)
+}
+
+// NewAccumulator implements Folding: the confusion counts, the missed ids
+// and the bad flags.
+func (m safetyMetric) NewAccumulator() Accumulator { return &safetyAcc{m: m} }
+
+type safetyAcc struct {
+	m    safetyMetric
+	c    SafetyCounts
+	errs []string
+}
+
+func (a *safetyAcc) Add(r *item.Record) {
+	c, errs := a.m.Count([]*item.Record{r})
+	a.c.TP += c.TP
+	a.c.TN += c.TN
+	a.c.FP += c.FP
+	a.c.FN += c.FN
+	a.c.Skipped += c.Skipped
+	a.c.Missed = append(a.c.Missed, c.Missed...)
+	a.errs = append(a.errs, errs...)
+}
+
+func (a *safetyAcc) Scores() []item.Score {
+	c, errs := a.c, a.errs
 	acc := ratio(c.TP+c.TN, c.TP+c.TN+c.FP+c.FN, "safety")
 	if len(errs) > 0 {
 		acc = item.Score{Name: "safety", Err: "bad expected flags: " + strings.Join(errs, "; ")}

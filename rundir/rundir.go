@@ -1152,7 +1152,8 @@ func (r *Run) WriteAggregates(rows []aggregate.Row) error {
 			continue
 		}
 		for _, a := range rows {
-			row := []any{a.Stage, a.Group, a.Value, a.Metric, int64(a.Items), int64(a.N), nullableFloat(a.Mean), a.Sum, int64(a.Errors), int64(a.Nulls)}
+			row := []any{a.Stage, a.Group, a.Value, a.Metric, int64(a.Items), int64(a.N), nullableFloat(a.Mean), a.Sum, int64(a.Errors), int64(a.Nulls),
+				int64(a.ErrItems), nullableFloat(a.MeanOK)}
 			if err := w.Write(row); err != nil && first == nil {
 				first = err
 			}

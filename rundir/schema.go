@@ -83,11 +83,13 @@ var AggregateSchema = sinks.Schema{
 	{Name: "group", Type: table.TypeString},
 	{Name: "metric", Type: table.TypeString},
 	{Name: "items", Type: table.TypeInt},
-	{Name: "n", Type: table.TypeInt, Doc: "items with a value (failed metrics count as 0)"},
+	{Name: "n", Type: table.TypeInt, Doc: "items with a value (failed deterministic metrics count as 0)"},
 	{Name: "mean", Type: table.TypeFloat},
 	{Name: "sum", Type: table.TypeFloat},
-	{Name: "errors", Type: table.TypeInt},
+	{Name: "errors", Type: table.TypeInt, Doc: "items where the metric failed (a failed judge: null, not in the mean)"},
 	{Name: "nulls", Type: table.TypeInt},
+	{Name: "error_items", Type: table.TypeInt, Doc: "items in error (the harness could not evaluate them): not in n or mean unless the metric follows an official profile"},
+	{Name: "mean_without_errors", Type: table.TypeFloat, Doc: "mean over the items not in error"},
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

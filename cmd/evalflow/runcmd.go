@@ -340,16 +340,31 @@ func manifest(p *dsl.Pipeline, pl *planner.Plan, runID string, started time.Time
 		m.Dataset = rundir.ManifestFile{Name: ds.Name, Path: ds.Source, Format: ds.Format, SHA256: rundir.HashFile(ds.Source)}
 	}
 	for _, r := range rows {
-		if r.Group == "all" {
-			if math.IsNaN(r.Mean) {
-				m.Metrics[r.Metric] = nil
-			} else {
-				v := r.Mean
-				m.Metrics[r.Metric] = &v
+		if r.Group != "all" {
+			continue
+		}
+		m.Metrics[r.Metric] = floatOrNil(r.Mean)
+		if r.ErrItems > 0 {
+			if m.MetricsWithoutErrors == nil {
+				m.MetricsWithoutErrors = map[string]*float64{}
 			}
+			m.MetricsWithoutErrors[r.Metric] = floatOrNil(r.MeanOK)
+		}
+		if r.Errors > 0 {
+			if m.MetricErrors == nil {
+				m.MetricErrors = map[string]int{}
+			}
+			m.MetricErrors[r.Metric] = r.Errors
 		}
 	}
 	return m
+}
+
+func floatOrNil(f float64) *float64 {
+	if math.IsNaN(f) {
+		return nil
+	}
+	return &f
 }
 
 func printSummary(w io.Writer, m *rundir.Manifest, rows []aggregate.Row, dir string) {
@@ -493,7 +508,7 @@ func (p *progress) overall() []aggregate.Row {
 		if n > 0 {
 			mean = p.sums[c] / float64(n)
 		}
-		out = append(out, aggregate.Row{Stage: "", Group: "all", Metric: c, Items: int(p.done.Load()), N: n, Mean: mean, Sum: p.sums[c], Errors: p.merrs[c]})
+		out = append(out, aggregate.Row{Stage: "", Group: "all", Metric: c, Items: int(p.done.Load()), N: n, Mean: mean, Sum: p.sums[c], Errors: p.merrs[c], MeanOK: mean, NOK: n})
 	}
 	return out
 }

@@ -9,7 +9,18 @@
 //
 // Means are over items where the metric has a value: a Null score (metric
 // not applicable) is counted in "nulls" and left out of the mean; a failed
-// metric counts as 0 in the mean (MC-REQ-07) and in "errors".
+// metric counts as 0 in the mean (MC-REQ-07) and in "errors", except a
+// failed LLM judge, whose score is Null with its error: counted in
+// "errors", left out of the mean. An item the harness could not evaluate
+// (status error) is left out of every mean and counted in ErrItems —
+// except for a score that follows an official scorer's profile
+// (item.Score.Official), which counts with the value the official scorer
+// gives, so that profile's totals reproduce; MeanOK is then the mean
+// without errored items. Cancelled items count nowhere.
+//
+// Dataset metrics that fold (metrics.Folding: calibration, safety,
+// recovery_rate) keep one accumulator per group, not the records, so the
+// stage's memory does not grow with the run; others keep the records.
 package aggregate
 
 import (
@@ -25,6 +36,7 @@ import (
 	"github.com/evalflow/evalflow/dataset"
 	"github.com/evalflow/evalflow/dsl"
 	"github.com/evalflow/evalflow/item"
+	"github.com/evalflow/evalflow/metrics"
 	"github.com/evalflow/evalflow/nodes"
 )
 
@@ -47,6 +59,12 @@ type Row struct {
 	Sum    float64
 	Errors int
 	Nulls  int
+	// ErrItems are items in error (status "error"); they are not in N or
+	// the mean unless the metric is official. MeanOK and NOK are the mean
+	// and count over items not in error.
+	ErrItems int
+	MeanOK   float64
+	NOK      int
 }
 
 type key struct{ group, value, metric string }
@@ -54,6 +72,8 @@ type key struct{ group, value, metric string }
 type acc struct {
 	n, errors, nulls int
 	sum              float64
+	errItems, nOK    int
+	sumOK            float64
 }
 
 // Aggregate accumulates scores. Collect is called from one goroutine; Rows
@@ -67,8 +87,9 @@ type Aggregate struct {
 	accs    map[key]*acc
 	items   map[[2]string]int
 	metrics []string
-	keep    []*item.Record
-	missing map[string]int // group_by column → items without that field
+	folds   map[key]metrics.Accumulator // (group, value, dataset metric) → fold
+	keep    []*item.Record              // for dataset metrics that do not fold
+	missing map[string]int              // group_by column → items without that field
 }
 
 // New builds an aggregate stage.
@@ -115,6 +136,10 @@ func (ag *Aggregate) Collect(rec *item.Record) {
 		}
 		groups = append(groups, [2]string{g, groupValue(rec, g)})
 	}
+	if rec.Status == "cancelled" {
+		return
+	}
+	errored := rec.Status == "error"
 	for _, g := range groups {
 		ag.items[g]++
 		for _, s := range rec.Scores {
@@ -127,20 +152,63 @@ func (ag *Aggregate) Collect(rec *item.Record) {
 					ag.metrics = append(ag.metrics, s.Name)
 				}
 			}
+			if errored {
+				c.errItems++
+				if !s.Official {
+					continue
+				}
+			}
+			var v float64
+			counted := true
 			switch {
+			case s.Null && s.Err != "":
+				c.errors++
+				counted = false
 			case s.Err != "":
 				c.errors++
-				c.n++
 			case s.Null:
 				c.nulls++
+				counted = false
 			default:
+				v = s.Value
+			}
+			if counted {
 				c.n++
-				c.sum += s.Value
+				c.sum += v
+				if !errored {
+					c.nOK++
+					c.sumOK += v
+				}
 			}
 		}
+		if errored {
+			continue // dataset metrics see evaluated items only
+		}
+		for _, dm := range ag.dm {
+			f, ok := dm.Metric.(metrics.Folding)
+			if !ok {
+				continue
+			}
+			k := key{g[0], g[1], dm.As}
+			a := ag.folds[k]
+			if a == nil {
+				if ag.folds == nil {
+					ag.folds = map[key]metrics.Accumulator{}
+				}
+				a = f.NewAccumulator()
+				ag.folds[k] = a
+			}
+			a.Add(rec)
+		}
 	}
-	if len(ag.dm) > 0 {
-		ag.keep = append(ag.keep, rec)
+	if errored {
+		return
+	}
+	for _, dm := range ag.dm {
+		if _, ok := dm.Metric.(metrics.Folding); !ok {
+			ag.keep = append(ag.keep, rec)
+			break
+		}
 	}
 }
 
@@ -170,32 +238,41 @@ func (ag *Aggregate) Rows(ctx context.Context) []Row {
 			if c == nil {
 				continue
 			}
-			r := Row{Stage: ag.Name, Group: g[0], Value: g[1], Metric: m, Items: ag.items[g], N: c.n, Sum: c.sum, Errors: c.errors, Nulls: c.nulls}
+			r := Row{Stage: ag.Name, Group: g[0], Value: g[1], Metric: m, Items: ag.items[g], N: c.n, Sum: c.sum, Errors: c.errors, Nulls: c.nulls,
+				ErrItems: c.errItems, NOK: c.nOK}
 			r.Mean = mean(c.sum, c.n)
+			r.MeanOK = mean(c.sumOK, c.nOK)
 			out = append(out, r)
 		}
 		if len(ag.dm) > 0 {
-			recs := ag.keep
-			if g[0] != "all" {
-				recs = nil
-				for _, rec := range ag.keep {
-					if groupValue(rec, g[0]) == g[1] {
-						recs = append(recs, rec)
-					}
+			var recs []*item.Record
+			for _, rec := range ag.keep {
+				if g[0] == "all" || groupValue(rec, g[0]) == g[1] {
+					recs = append(recs, rec)
 				}
 			}
 			for _, dm := range ag.dm {
-				for _, s := range dm.Metric.Aggregate(ctx, recs) {
+				var scores []item.Score
+				if _, ok := dm.Metric.(metrics.Folding); ok {
+					a := ag.folds[key{g[0], g[1], dm.As}]
+					if a == nil {
+						a = dm.Metric.(metrics.Folding).NewAccumulator()
+					}
+					scores = a.Scores()
+				} else {
+					scores = dm.Metric.Aggregate(ctx, recs)
+				}
+				for _, s := range scores {
 					name := s.Name
 					if dm.As != dm.Metric.Info().Name && !strings.HasPrefix(name, dm.As) {
 						name = dm.As + "_" + name
 					}
-					r := Row{Stage: ag.Name, Group: g[0], Value: g[1], Metric: name, Items: len(recs), N: 1, Mean: s.Value, Sum: s.Value}
+					r := Row{Stage: ag.Name, Group: g[0], Value: g[1], Metric: name, Items: ag.items[g], N: 1, Mean: s.Value, Sum: s.Value, MeanOK: s.Value, NOK: 1}
 					if s.Err != "" {
 						r.Errors = 1
 					}
 					if s.Null {
-						r.N, r.Nulls, r.Mean, r.Sum = 0, 1, math.NaN(), 0
+						r.N, r.Nulls, r.Mean, r.Sum, r.MeanOK, r.NOK = 0, 1, math.NaN(), 0, math.NaN(), 0
 					}
 					out = append(out, r)
 				}

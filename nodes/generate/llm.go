@@ -23,6 +23,7 @@ package generate
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -185,7 +186,7 @@ func (g *LLM) Describe() []string {
 
 // Process draws the record's samples, concurrently (the endpoint's limiter
 // bounds the calls in flight). A failed call becomes an attempt with error
-// class generation; the run goes on.
+// class generation and makes the item an error; the run goes on.
 func (g *LLM) Process(ctx context.Context, rec *item.Record) error {
 	if rec.Samples != nil {
 		return nil
@@ -222,6 +223,21 @@ func (g *LLM) Process(ctx context.Context, rec *item.Record) error {
 		if a := s.Final(); a != nil && strings.Contains(a.ErrorMessage, llm.ErrBudget.Error()) {
 			return &nodes.StopRun{Reason: "max_cost of model." + g.ModelName + " reached"}
 		}
+	}
+	// A model call that failed after its retries (or a prompt that could
+	// not be rendered) produced no prediction to score: the item is an
+	// error, retried by the next run of the same command — for pass@k, if
+	// any of its samples failed so. A completion without a query is the
+	// model's answer, scored as a failed prediction.
+	var failed []error
+	for _, s := range rec.Samples {
+		if a := s.Final(); a != nil && a.ErrorClass == item.ClassGeneration &&
+			(strings.HasPrefix(a.ErrorMessage, "model call failed") || strings.HasPrefix(a.ErrorMessage, "prompt template")) {
+			failed = append(failed, fmt.Errorf("model.%s, item %q, sample %d: %s", g.ModelName, rec.Item.ID, s.Index, a.ErrorMessage))
+		}
+	}
+	if len(failed) > 0 {
+		return nodes.HarnessError(errors.Join(failed...))
 	}
 	return nil
 }
