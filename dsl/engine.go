@@ -12,13 +12,18 @@ import (
 //	engine "main" {
 //	  kind     = "sqlite"                           # default: the block name
 //	  path     = "data/${item.db}.sqlite"           # relative to the pipeline
+//	  root     = "data"                             # paths from data stay inside (default: the
+//	                                                # template's directory before item.)
 //	  timeout  = "5s"
 //	  max_rows = 10000
 //	}
 type Engine struct {
-	Name     string
-	Kind     string
-	Path     hcl.Expression // nil when the engine needs no per-item location
+	Name string
+	Kind string
+	Path hcl.Expression // nil when the engine needs no per-item location
+	// Root is the directory every path from data must resolve inside (nil:
+	// derived from Path; see nodes.Engine.Root).
+	Root     hcl.Expression
 	Timeout  time.Duration
 	MaxRows  int
 	ReadOnly bool
@@ -32,7 +37,7 @@ type Engine struct {
 
 var engineBlockSchema = &hcl.BodySchema{
 	Attributes: []hcl.AttributeSchema{
-		{Name: "kind"}, {Name: "path"}, {Name: "timeout"}, {Name: "max_rows"},
+		{Name: "kind"}, {Name: "path"}, {Name: "root"}, {Name: "timeout"}, {Name: "max_rows"},
 		{Name: "read_only"}, {Name: "concurrency"}, {Name: "options"},
 	},
 }
@@ -49,6 +54,7 @@ func decodeEngineBlock(block *hcl.Block, ctx *hcl.EvalContext) (*Engine, hcl.Dia
 		e.KindRange = k.Range()
 	}
 	e.Path = a.Expr("path")
+	e.Root = a.Expr("root")
 	e.Timeout = a.Duration("timeout", DefaultEngineTimeout)
 	e.MaxRows = a.Int("max_rows", 0, 0, 1<<31-1)
 	e.ReadOnly = a.Bool("read_only", true)

@@ -35,6 +35,10 @@ type Query struct {
 	// Timeout bounds the query on the engine; the query is interrupted, not
 	// merely abandoned, when it runs out.
 	Timeout time.Duration
+	// Root, when set, is the resolved directory every file the engine opens
+	// for this query must stay inside (engines that expand DB into several
+	// files — a directory, a glob — check each with Within).
+	Root string
 }
 
 // Executor runs one query against one engine. Implementations are safe for

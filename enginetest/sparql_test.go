@@ -44,7 +44,13 @@ func sparqlPlan(t *testing.T, dir string, items []sparqlItem, vars ...string) *p
 	}
 	dataset := writeJSONL(t, dir, "questions.jsonl", qs)
 	preds := writeJSONL(t, dir, "predictions.jsonl", ps)
-	return plan(t, filepath.Join("testdata", "sparql.hcl"), append([]string{"dataset=" + dataset, "predictions=" + preds}, vars...)...)
+	root := ""
+	for _, it := range items {
+		if it.db != "" {
+			root = filepath.Dir(it.db)
+		}
+	}
+	return plan(t, filepath.Join("testdata", "sparql.hcl"), append([]string{"dataset=" + dataset, "predictions=" + preds, "graph_root=" + root}, vars...)...)
 }
 
 func hclList(xs []string) string {

@@ -25,11 +25,20 @@ type Engine struct {
 	Exec  engine.Executor
 	ctx   *hcl.EvalContext
 	dir   string
+
+	root     string // resolved containment root (contain.go)
+	declared bool   // root came from the block's root attribute
+	bound    bool   // built by NewEngine: containment applies
+	// RootDiags explain why a file engine has no root; the planner
+	// reports them.
+	RootDiags hcl.Diagnostics
 }
 
 // NewEngine binds an engine block to an executor.
 func NewEngine(b *dsl.Engine, ex engine.Executor, p *dsl.Pipeline) *Engine {
-	return &Engine{Block: b, Exec: ex, ctx: p.EvalContext(), dir: p.Dir}
+	e := &Engine{Block: b, Exec: ex, ctx: p.EvalContext(), dir: p.Dir, bound: true}
+	e.RootDiags = e.rootOf()
+	return e
 }
 
 // ItemValue is the cty object an item exposes to per-item expressions as
@@ -67,7 +76,22 @@ func ItemValue(it *item.Item) cty.Value {
 // relative path resolves against the pipeline directory (engines whose
 // location is a name on a server implement engine.NameLocator). With no path the
 // item's db is used as is.
+//
+// Every path is checked against the engine's root (contain.go): one that
+// resolves outside it, symlinks followed, is a harness error and nothing is
+// opened.
 func (e *Engine) Locate(it *item.Item) (string, error) {
+	p, err := e.locate(it)
+	if err != nil {
+		return "", err
+	}
+	if err := e.contain(it.ID, p); err != nil {
+		return "", HarnessError(err)
+	}
+	return p, nil
+}
+
+func (e *Engine) locate(it *item.Item) (string, error) {
 	if e.Block.Path == nil {
 		return it.DB, nil
 	}
@@ -94,7 +118,7 @@ func (e *Engine) Query(it *item.Item, text string) (engine.Query, error) {
 	if err != nil {
 		return engine.Query{}, err
 	}
-	return engine.Query{Text: text, DB: db, MaxRows: e.Block.MaxRows, Timeout: e.Block.Timeout}, nil
+	return engine.Query{Text: text, DB: db, MaxRows: e.Block.MaxRows, Timeout: e.Block.Timeout, Root: e.root}, nil
 }
 
 // ErrHarness marks an error of the harness, not of the query: the

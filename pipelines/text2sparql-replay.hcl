@@ -91,6 +91,7 @@ dataset "questions" {
 engine "kg" {
   kind    = "sparql"
   path    = var.graph_dir != "" && var.endpoint == "" ? "${trimsuffix(fromcwd(var.graph_dir), "/")}/${item.db}.ttl" : ""
+  root    = var.graph_dir != "" ? fromcwd(var.graph_dir) : ""
   timeout = var.timeout
   options = local.options
 }

@@ -144,6 +144,7 @@ dataset "questions" {
 engine "main" {
   kind     = "sqlite"
   path     = fileexists("${local.databases}/${item.db}/${item.db}.sqlite") ? "${local.databases}/${item.db}/${item.db}.sqlite" : "${local.databases}/${item.db}.sqlite"
+  root     = local.databases
   timeout  = var.timeout
   max_rows = var.max_rows
 }

@@ -100,6 +100,7 @@ dataset "questions" {
 engine "main" {
   kind     = var.engine
   path     = var.engine == "postgres" ? item.db : (fileexists("${local.databases}/${item.db}/${item.db}.${local.ext}") ? "${local.databases}/${item.db}/${item.db}.${local.ext}" : "${local.databases}/${item.db}.${local.ext}")
+  root     = local.databases
   timeout  = var.timeout
   max_rows = var.max_rows
   options  = { for k, v in { dsn = var.dsn } : k => v if var.engine == "postgres" }

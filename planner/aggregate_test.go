@@ -16,7 +16,7 @@ dataset "q" {
 }
 engine "main" {
   kind = "sqlite"
-  path = "${item.db}.sqlite"
+  path = "./${item.db}.sqlite"
 }
 stage "generate" {
   predictions = "p.jsonl"

@@ -157,7 +157,9 @@ func Build(p *dsl.Pipeline, opts Options) (*Plan, hcl.Diagnostics) {
 				Subject: e.KindRange.Ptr()})
 			continue
 		}
-		pl.Engines[e.Name] = nodes.NewEngine(e, ex, p)
+		ne := nodes.NewEngine(e, ex, p)
+		pl.Engines[e.Name] = ne
+		diags = append(diags, ne.RootDiags...)
 	}
 	if diags.HasErrors() {
 		return pl, diags

@@ -108,10 +108,20 @@ func tableFormat(name string) string {
 }
 
 // inputs opens the tables of db for reading. The caller closes them.
-func (c *converter) inputs(db string) ([]input, error) {
+// inputs opens the tables db names. With a root, every table file — the
+// path itself, each match of a glob, each file of a directory — must
+// resolve inside it after symlinks (engine.Within), or nothing is opened.
+func (c *converter) inputs(db, root string) ([]input, error) {
 	paths, err := tablePaths(db)
 	if err != nil {
 		return nil, err
+	}
+	if root != "" {
+		for _, p := range paths {
+			if err := engine.Within(root, p); err != nil {
+				return nil, err
+			}
+		}
 	}
 	var files []input
 	seen := map[string]string{}

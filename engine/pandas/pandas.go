@@ -303,7 +303,7 @@ func (e *Executor) Execute(ctx context.Context, q engine.Query) (*table.Table, e
 		return nil, &engine.Error{Class: item.ClassSyntax, Msg: "SyntaxError: empty code: no Python statement"}
 	}
 	timeout, maxRows := q.Limits(e.timeout, e.maxRows)
-	inputs, err := e.conv.inputs(q.DB)
+	inputs, err := e.conv.inputs(q.DB, q.Root)
 	if err != nil {
 		return nil, err
 	}
@@ -350,7 +350,7 @@ func (e *Executor) Prepare(ctx context.Context, q engine.Query) error {
 // "object", ...) and Type its table type; NotNull is true when the column
 // holds no missing value. Tables come in name order.
 func (e *Executor) Describe(ctx context.Context, db string) (*engine.Schema, error) {
-	inputs, err := e.conv.inputs(db)
+	inputs, err := e.conv.inputs(db, "") // the location was checked by the caller (nodes.Engine.Locate)
 	if err != nil {
 		return nil, err
 	}

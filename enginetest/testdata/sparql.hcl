@@ -9,6 +9,11 @@ variable "files" {
   type    = list(string)
   default = []
 }
+variable "graph_root" {
+  type        = string
+  default     = ""
+  description = "The directory item graph files must stay inside."
+}
 variable "timeout" {
   type    = string
   default = "10s"
@@ -30,6 +35,7 @@ dataset "questions" {
 engine "kg" {
   kind     = "sparql"
   path     = item.db
+  root     = var.graph_root
   timeout  = var.timeout
   max_rows = 100000
   options  = merge({ data_prefixes = true }, length(var.files) > 0 ? { files = var.files } : {})

@@ -31,6 +31,7 @@ dataset "questions" {
 engine "main" {
   kind     = var.engine
   path     = var.engine == "postgres" ? item.db : "${var.databases}/${item.db}.${var.engine}"
+  root     = var.databases
   timeout  = var.timeout
   max_rows = 1000
   options  = { for k, v in { dsn = var.dsn } : k => v if var.engine == "postgres" }

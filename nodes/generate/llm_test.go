@@ -73,7 +73,7 @@ dataset "q" {
 }
 engine "main" {
   kind    = "sqlite"
-  path    = "${item.db}.sqlite"
+  path    = "./${item.db}.sqlite"
   timeout = "2s"
 }
 model "gen" {

@@ -9,7 +9,7 @@ dataset "questions" {
 
 engine "main" {
   kind    = "sqlite"
-  path    = "${item.db}.sqlite"
+  path    = "./${item.db}.sqlite"
   timeout = "2s"
 }
 
