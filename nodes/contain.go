@@ -40,7 +40,7 @@ func (e *Engine) rootOf() hcl.Diagnostics {
 	}
 	if b.Path == nil {
 		return hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Engine needs a root",
-			Detail: fmt.Sprintf("engine.%s (kind %q) opens each item's db as a file path, so the path comes from data and must stay inside a declared directory: add root = \"DIR\" (for example the databases directory), or a path = \"DIR/${item.db}.%s\" template whose directory is the root.", b.Name, b.Kind, b.Kind),
+			Detail:  fmt.Sprintf("engine.%s (kind %q) opens each item's db as a file path, so the path comes from data and must stay inside a declared directory: add root = \"DIR\" (for example the databases directory), or a path = \"DIR/${item.db}.%s\" template whose directory is the root.", b.Name, b.Kind, b.Kind),
 			Subject: b.DeclRange.Ptr()}}
 	}
 	prefix, fromData, ok := literalPrefix(b.Path, e.ctx)
@@ -55,7 +55,7 @@ func (e *Engine) rootOf() hcl.Diagnostics {
 	i := strings.LastIndex(prefix, "/")
 	if !ok || i < 0 {
 		return hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Engine path needs a root",
-			Detail: fmt.Sprintf("engine.%s's path has no literal directory before its first item. reference, so nothing says which directory data may name files in: declare root = \"DIR\" in the engine block (the curated pipelines use the databases or graph directory), or write the path as \"DIR/${item.db}...\".", b.Name),
+			Detail:  fmt.Sprintf("engine.%s's path has no literal directory before its first item. reference, so nothing says which directory data may name files in: declare root = \"DIR\" in the engine block (the curated pipelines use the databases or graph directory), or write the path as \"DIR/${item.db}...\".", b.Name),
 			Subject: b.Path.Range().Ptr()}}
 	}
 	dir := prefix[:i]
