@@ -445,3 +445,57 @@ func TestSignals(t *testing.T) {
 		t.Errorf("%d items after resume, want 10", len(rows))
 	}
 }
+
+// TestMaxErrors: items the harness could not evaluate fail the run (exit 2,
+// status failed) beyond -max-errors, given as a count or a percentage; the
+// summary, the manifest and the exit code agree.
+func TestMaxErrors(t *testing.T) {
+	bin := evalflowBinary(t)
+	dir := t.TempDir()
+	var ds, preds bytes.Buffer
+	for i := range 10 {
+		db := "shop"
+		if i < 2 {
+			db = "nowhere" // no such database: a harness error
+		}
+		fmt.Fprintf(&ds, `{"id": "i%d", "question": "q", "gold": "SELECT COUNT(*) FROM customers", "db": %q}`+"\n", i, db)
+		fmt.Fprintf(&preds, `{"id": "i%d", "pred": "SELECT COUNT(*) FROM customers"}`+"\n", i)
+	}
+	writeFile(t, filepath.Join(dir, "q.jsonl"), ds.Bytes())
+	writeFile(t, filepath.Join(dir, "p.jsonl"), preds.Bytes())
+	repo, _ := filepath.Abs(filepath.Join("..", ".."))
+	args := []string{"run", filepath.Join(repo, "pipelines", "text2sql-replay.hcl"),
+		"-var", "dataset=q.jsonl", "-var", "predictions=p.jsonl",
+		"-var", "databases=" + filepath.Join(repo, "examples", "quickstart", "data"), "-quiet"}
+	for _, tc := range []struct {
+		flag   string
+		code   int
+		status string
+	}{
+		{"", exitRun, "failed"},
+		{"1", exitRun, "failed"},
+		{"2", exitOK, "complete"},
+		{"10%", exitRun, "failed"},
+		{"20%", exitOK, "complete"},
+	} {
+		out := "run" + strings.TrimSuffix(tc.flag, "%")
+		a := append(args, "-out", out)
+		if tc.flag != "" {
+			a = append(a, "-max-errors", tc.flag)
+		}
+		r := runBin(t, bin, dir, a...)
+		m := readManifest(t, filepath.Join(dir, out))
+		if r.code != tc.code || m.Status != tc.status || m.Counts.Errors != 2 || m.Counts.OK != 8 {
+			t.Errorf("-max-errors %q: exit %d status %q counts %+v; want %d %s with 2 errors\n%s", tc.flag, r.code, m.Status, m.Counts, tc.code, tc.status, r.stderr)
+		}
+		if !strings.Contains(r.stdout, "  "+tc.status+"  10 items (8 ok, 2 error, 0 cancelled)") {
+			t.Errorf("-max-errors %q: summary does not agree:\n%s", tc.flag, r.stdout)
+		}
+		if v := m.Metrics["ex"]; v == nil || *v != 1 {
+			t.Errorf("-max-errors %q: ex mean %v, want 1 over the 8 evaluated items", tc.flag, v)
+		}
+	}
+	if r := runBin(t, bin, dir, append(args, "-out", "bad", "-max-errors", "lots")...); r.code != exitConfig {
+		t.Errorf("-max-errors lots: exit %d, want 1", r.code)
+	}
+}
