@@ -1,10 +1,14 @@
 package dataset
 
 import (
+	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -77,19 +81,133 @@ func TestFieldMappingAndColumns(t *testing.T) {
 	}
 }
 
-func TestItemErrorsNameTheLine(t *testing.T) {
-	for _, tt := range []struct{ name, content, want string }{
-		{"missing id", `{"id":"a"}` + "\n" + `{"question":"x"}` + "\n", `q.jsonl:2: row has no "id" field`},
-		{"duplicate", `{"id":"a"}` + "\n" + `{"id":"a"}` + "\n", `q.jsonl:2: duplicate id "a" (first at line 1)`},
-		{"bad json", `{"id":"a"}` + "\n" + `{"id":` + "\n", `q.jsonl:2: invalid JSON object`},
+// TestBadRowsBecomeInvalidItems: a row that cannot be an item is reported
+// as FILE:LINE and delivered as an invalid item (id FILE:LINE), never
+// dropped, and the rows around it are read.
+func TestBadRowsBecomeInvalidItems(t *testing.T) {
+	for _, tt := range []struct{ name, bad, want string }{
+		{"missing id", `{"question":"x"}`, `q.jsonl:2: row has no "id" value`},
+		{"empty id", `{"id":""}`, `q.jsonl:2: row has no "id" value`},
+		{"duplicate", `{"id":"a"}`, `q.jsonl:2: duplicate id "a" (first at line 1)`},
+		{"bad json", `{"id":`, `q.jsonl:2: not one JSON object`},
+		{"two objects", `{"id":"b"}{"id":"c"}`, `q.jsonl:2: not one JSON object: two JSON values on one line`},
+		{"two objects spaced", `{"id":"b"} {"id":"c"}`, `q.jsonl:2: not one JSON object: two JSON values on one line`},
+		{"not an object", `["b"]`, `q.jsonl:2: not one JSON object: expected a JSON object`},
+		{"a number", `7`, `q.jsonl:2: not one JSON object`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			p := write(t, "q.jsonl", tt.content)
-			err := Items(&dsl.Dataset{Source: p, Format: "jsonl", ID: "id", Question: "question", Gold: "gold", DB: "db"}, func(item.Item) error { return nil })
-			if err == nil || !strings.Contains(err.Error(), tt.want) {
-				t.Errorf("err = %v, want %q", err, tt.want)
+			p := write(t, "q.jsonl", `{"id":"a"}`+"\n"+tt.bad+"\n"+`{"id":"z"}`+"\n")
+			got := items(t, &dsl.Dataset{Source: p, Format: "jsonl", ID: "id", Question: "question", Gold: "gold", DB: "db"})
+			if len(got) != 3 || got[0].ID != "a" || got[2].ID != "z" || got[0].Invalid != "" || got[2].Invalid != "" {
+				t.Fatalf("items = %+v, want a, the bad row, z", got)
+			}
+			if !strings.Contains(got[1].Invalid, tt.want) || !strings.HasPrefix(got[1].Invalid, p) || got[1].ID != "q.jsonl:2" {
+				t.Errorf("bad row: id %q invalid %q, want %q", got[1].ID, got[1].Invalid, tt.want)
 			}
 		})
+	}
+}
+
+// TestLineEndings: LF, CRLF and CR-only files have the same rows, and line
+// numbers count every ending.
+func TestLineEndings(t *testing.T) {
+	rows := []string{`{"id":"a","n":1}`, `{"id":"b","n":2}`, `{"id":"c","n":3}`}
+	for _, sep := range []string{"\n", "\r\n", "\r"} {
+		for _, format := range []string{"jsonl", "csv"} {
+			content := strings.Join(rows, sep) + sep
+			name := "q.jsonl"
+			if format == "csv" {
+				content = strings.Join([]string{"id,n", "a,1", "b,2", "c,3"}, sep) + sep
+				name = "q.csv"
+			}
+			p := write(t, name, content)
+			got := items(t, &dsl.Dataset{Source: p, Format: format, ID: "id", Question: "question", Gold: "gold", DB: "db"})
+			if len(got) != 3 || got[2].ID != "c" {
+				t.Errorf("%s with %q endings: %d items %+v, want 3", format, sep, len(got), got)
+			}
+		}
+		p := write(t, "q.jsonl", strings.Join([]string{rows[0], `{"id":`, rows[2]}, sep)+sep)
+		got := items(t, &dsl.Dataset{Source: p, Format: "jsonl", ID: "id", Question: "question", Gold: "gold", DB: "db"})
+		if len(got) != 3 || !strings.Contains(got[1].Invalid, "q.jsonl:2:") {
+			t.Errorf("%q endings: bad line not numbered 2: %+v", sep, got)
+		}
+	}
+}
+
+// TestUnionSchemaAndTypeConflicts: the columns are every row's keys (a key
+// absent from row 1 is kept), ints widen to floats, and a column whose
+// types conflict is text for every row, as written, with one warning.
+func TestUnionSchemaAndTypeConflicts(t *testing.T) {
+	p := write(t, "q.jsonl", strings.Join([]string{
+		`{"id":"a","n":1,"x":1.50}`,
+		`{"id":"b","n":2.5,"late":"yes","x":"two"}`,
+		`{"id":"c","x":true,"late":null}`,
+	}, "\n")+"\n")
+	r, err := Open(context.Background(), &dsl.Dataset{Source: p, Format: "jsonl", ID: "id", Question: "question", Gold: "gold", DB: "db"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	wantCols := []Column{{Name: "n", Type: table.TypeFloat}, {Name: "x", Type: table.TypeString, Text: true}, {Name: "late", Type: table.TypeString}}
+	if diff := cmp.Diff(wantCols, r.Columns); diff != "" {
+		t.Errorf("columns (-want +got):\n%s", diff)
+	}
+	if len(r.Warnings) != 1 || !strings.Contains(r.Warnings[0], `q.jsonl:2: column "x"`) || !strings.Contains(r.Warnings[0], "line 1") {
+		t.Errorf("warnings = %q, want one naming x and line 2", r.Warnings)
+	}
+	var got [][]any
+	err = r.Items(context.Background(), func(it item.Item) error {
+		var vals []any
+		for _, f := range it.Fields {
+			vals = append(vals, f.Value)
+		}
+		got = append(got, vals)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := [][]any{{int64(1), "1.50", nil}, {2.5, "two", "yes"}, {nil, "true", nil}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("values (-want +got):\n%s", diff)
+	}
+}
+
+// TestFIFOOpenHonoursCancel: opening a FIFO no writer has opened blocks;
+// cancelling returns at once. A FIFO with a writer is spooled and read.
+func TestFIFOOpenHonoursCancel(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "q.jsonl")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Skip("no mkfifo:", err)
+	}
+	ds := &dsl.Dataset{Source: fifo, Format: "jsonl", ID: "id", Question: "question", Gold: "gold", DB: "db"}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := Open(ctx, ds)
+		done <- err
+	}()
+	time.Sleep(100 * time.Millisecond)
+	cancel()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("Open = %v, want context.Canceled", err)
+		}
+	case <-time.After(2 * time.Second):
+		t.Fatal("Open of a FIFO ignored cancellation")
+	}
+	go func() {
+		w, err := os.OpenFile(fifo, os.O_WRONLY, 0)
+		if err == nil {
+			w.WriteString(`{"id":"a"}` + "\n" + `{"id":"b"}` + "\n")
+			w.Close()
+		}
+	}()
+	got := items(t, ds)
+	if len(got) != 2 || got[1].ID != "b" {
+		t.Errorf("items from a FIFO: %+v", got)
 	}
 }
 

@@ -1,63 +1,294 @@
 package dataset
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"hash/maphash"
+	"io"
+	"os"
+	"path/filepath"
 	"strconv"
+	"strings"
+	"syscall"
 
 	"github.com/evalflow/evalflow/dsl"
 	"github.com/evalflow/evalflow/item"
 	"github.com/evalflow/evalflow/table"
 )
 
+// Column is one pass-through column of a dataset: the union, over every
+// row, of the fields the dataset block does not map to id, question, gold
+// or db, typed from all their values.
+type Column struct {
+	Name string
+	Type table.Type
+	// Text is set when the column's values have conflicting types: every
+	// value is delivered as text, as written in the file.
+	Text bool
+}
+
+// Reader reads a dataset strictly: the schema of every row first, then the
+// items. A source that is not a regular file (a FIFO, a device) is copied
+// once to a temporary file so it can be read twice.
+type Reader struct {
+	ds       *dsl.Dataset
+	path     string // the file read (the source, or its spooled copy)
+	spooled  bool
+	Columns  []Column
+	Warnings []string
+}
+
+// Open checks and spools the source and reads the schema of every row. It
+// returns promptly once ctx is done, also while opening a FIFO no writer
+// has opened yet.
+func Open(ctx context.Context, ds *dsl.Dataset) (*Reader, error) {
+	r := &Reader{ds: ds, path: ds.Source}
+	st, err := os.Stat(ds.Source)
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		tmp, err := spool(ctx, ds.Source)
+		if err != nil {
+			return nil, err
+		}
+		r.path, r.spooled = tmp, true
+	}
+	if err := r.scan(ctx); err != nil {
+		r.Close()
+		return nil, err
+	}
+	return r, nil
+}
+
+// Close removes a spooled copy.
+func (r *Reader) Close() error {
+	if r.spooled {
+		return os.Remove(r.path)
+	}
+	return nil
+}
+
+// spool copies a non-seekable source to a temporary file, honouring ctx
+// while the open blocks (a FIFO waits for its writer) and while it reads.
+func spool(ctx context.Context, src string) (string, error) {
+	type opened struct {
+		f   *os.File
+		err error
+	}
+	ch := make(chan opened, 1)
+	go func() {
+		f, err := os.Open(src)
+		ch <- opened{f, err}
+	}()
+	var f *os.File
+	select {
+	case o := <-ch:
+		if o.err != nil {
+			return "", o.err
+		}
+		f = o.f
+	case <-ctx.Done():
+		// Unblock the pending open of a FIFO by opening its other end.
+		if w, err := os.OpenFile(src, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+			w.Close()
+		}
+		go func() {
+			if o := <-ch; o.f != nil {
+				o.f.Close()
+			}
+		}()
+		return "", context.Cause(ctx)
+	}
+	defer f.Close()
+	stop := context.AfterFunc(ctx, func() { f.Close() })
+	defer stop()
+	out, err := os.CreateTemp("", "evalflow-dataset-*"+filepath.Ext(src))
+	if err != nil {
+		return "", err
+	}
+	_, err = io.Copy(out, f)
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	if ctx.Err() != nil {
+		err = context.Cause(ctx)
+	}
+	if err != nil {
+		os.Remove(out.Name())
+		return "", fmt.Errorf("reading %s: %w", src, err)
+	}
+	return out.Name(), nil
+}
+
+func (r *Reader) mapped() map[string]bool {
+	ds := r.ds
+	return map[string]bool{ds.ID: true, ds.Question: true, ds.Gold: true, ds.DB: true}
+}
+
+// scan reads every row once for the union of their pass-through fields and
+// their types. Integers and floats widen to float; any other mix makes the
+// column text, with one warning naming it and the first conflicting line.
+func (r *Reader) scan(ctx context.Context) error {
+	ds := r.ds
+	mapped := r.mapped()
+	idx := map[string]int{}
+	firstLine := map[string]int{}
+	var cols []Column
+	if ds.Columns != nil {
+		for _, c := range ds.Columns {
+			idx[c] = len(cols)
+			cols = append(cols, Column{Name: c, Type: table.TypeNull})
+		}
+	}
+	err := ReadRows(r.path, ds.Format, func(row Row) error {
+		if ctx.Err() != nil {
+			return context.Cause(ctx)
+		}
+		for i, n := range row.Names {
+			if mapped[n] && ds.Columns == nil {
+				continue
+			}
+			j, ok := idx[n]
+			if !ok {
+				if ds.Columns != nil {
+					continue
+				}
+				j = len(cols)
+				idx[n] = j
+				cols = append(cols, Column{Name: n, Type: table.TypeNull})
+			}
+			t := typeOf(Scalar(row.Values[i]))
+			c := &cols[j]
+			switch {
+			case t == table.TypeNull || c.Text:
+			case c.Type == table.TypeNull:
+				c.Type = t
+				firstLine[n] = row.Line
+			case c.Type == t:
+			case (c.Type == table.TypeInt && t == table.TypeFloat) || (c.Type == table.TypeFloat && t == table.TypeInt):
+				c.Type = table.TypeFloat
+			default:
+				r.Warnings = append(r.Warnings, fmt.Sprintf("%s:%d: column %q holds a %s here but a %s at line %d: every value of it is written as text, as in the file",
+					ds.Source, row.Line, n, t, c.Type, firstLine[n]))
+				c.Type, c.Text = table.TypeString, true
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for i := range cols {
+		if cols[i].Type == table.TypeNull {
+			cols[i].Type = table.TypeString
+		}
+	}
+	r.Columns = cols
+	return nil
+}
+
+func typeOf(v table.Value) table.Type {
+	switch v.(type) {
+	case nil:
+		return table.TypeNull
+	case int64:
+		return table.TypeInt
+	case float64:
+		return table.TypeFloat
+	case bool:
+		return table.TypeBool
+	}
+	return table.TypeString
+}
+
 // Items streams the dataset's rows as items, mapped by the block's field
-// names. A row without an id, or with an id seen before, is an error naming
-// its line: item identity must be stable for caches and comparisons.
-func Items(ds *dsl.Dataset, fn func(item.Item) error) error {
+// names, with Fields aligned to Columns (nil where a row lacks a field). A
+// row that cannot be an item — not one JSON object, no id, an id seen
+// before — is delivered with Invalid set to "FILE:LINE: message" and the
+// id "FILE:LINE", so it is reported and counted, never dropped: item
+// identity must be stable for caches, resumes and comparisons.
+func (r *Reader) Items(ctx context.Context, fn func(item.Item) error) error {
+	ds := r.ds
 	// Duplicate ids are found through 64-bit hashes of the ids (with the
 	// line they were first seen on), not the ids themselves: about 16 bytes
 	// per item instead of the id's length plus map overhead. A false
 	// duplicate needs a 64-bit collision (~3e-8 at a million items).
 	seen := map[uint64]int{}
 	seed := maphash.MakeSeed()
-	mapped := map[string]bool{ds.ID: true, ds.Question: true, ds.Gold: true, ds.DB: true}
-	return ReadRows(ds.Source, ds.Format, func(r Row) error {
+	base := filepath.Base(ds.Source)
+	return ReadRows(r.path, ds.Format, func(row Row) error {
+		if ctx.Err() != nil {
+			return context.Cause(ctx)
+		}
 		it := item.Item{}
-		id, ok := r.Get(ds.ID)
+		invalid := func(msg string) error {
+			it.ID = base + ":" + strconv.Itoa(row.Line)
+			it.Invalid = fmt.Sprintf("%s:%d: %s", ds.Source, row.Line, msg)
+			return fn(it)
+		}
+		if row.Err != "" {
+			return invalid(row.Err)
+		}
+		id, ok := row.Get(ds.ID)
 		if !ok || id == nil || Text(id) == "" {
-			return fmt.Errorf("%s:%d: row has no %q field (set id = \"...\" in dataset %q to name the id field)", ds.Source, r.Line, ds.ID, ds.Name)
+			return invalid(fmt.Sprintf("row has no %q value (set id = \"...\" in dataset %q to name the id field)", ds.ID, ds.Name))
 		}
 		it.ID = Text(id)
 		h := maphash.String(seed, it.ID)
 		if prev, dup := seen[h]; dup {
-			return fmt.Errorf("%s:%d: duplicate id %q (first at line %d)", ds.Source, r.Line, it.ID, prev)
+			return invalid(fmt.Sprintf("duplicate id %q (first at line %d)", it.ID, prev))
 		}
-		seen[h] = r.Line
-		if v, ok := r.Get(ds.Question); ok {
+		seen[h] = row.Line
+		if v, ok := row.Get(ds.Question); ok {
 			it.Question = Text(v)
 		}
-		if v, ok := r.Get(ds.Gold); ok {
+		if v, ok := row.Get(ds.Gold); ok {
 			it.Gold = Text(v)
 		}
-		if v, ok := r.Get(ds.DB); ok && v != nil {
+		if v, ok := row.Get(ds.DB); ok && v != nil {
 			it.DB = Text(v)
 		} else {
 			it.DB = ds.DefaultDB
 		}
-		if ds.Columns != nil {
-			for _, c := range ds.Columns {
-				v, _ := r.Get(c)
-				it.Fields = append(it.Fields, item.Field{Name: c, Value: Scalar(v)})
-			}
-		} else {
-			for i, n := range r.Names {
-				if !mapped[n] {
-					it.Fields = append(it.Fields, item.Field{Name: n, Value: Scalar(r.Values[i])})
+		it.Fields = make([]item.Field, len(r.Columns))
+		for i, c := range r.Columns {
+			v, _ := row.Get(c.Name)
+			var val table.Value = Scalar(v)
+			if c.Text && val != nil {
+				if _, isText := val.(string); !isText {
+					val = asWritten(row.Src, c.Name, v)
 				}
 			}
+			it.Fields[i] = item.Field{Name: c.Name, Value: val}
 		}
 		return fn(it)
 	})
+}
+
+// asWritten returns a field's JSON text as it appears in the row (1.50
+// stays "1.50"), falling back to its rendering.
+func asWritten(src []byte, name string, v any) string {
+	if len(src) > 0 {
+		var m map[string]json.RawMessage
+		if json.Unmarshal(src, &m) == nil {
+			if raw, ok := m[name]; ok {
+				return strings.TrimSpace(string(raw))
+			}
+		}
+	}
+	return Text(v)
+}
+
+// Items reads ds with a background context (tests and tools).
+func Items(ds *dsl.Dataset, fn func(item.Item) error) error {
+	r, err := Open(context.Background(), ds)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	return r.Items(context.Background(), fn)
 }
 
 // Text renders a field as a string: strings as they are, numbers in

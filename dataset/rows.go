@@ -26,6 +26,14 @@ type Row struct {
 	Line   int // 1-based line (JSONL, CSV) or element/row index (JSON, Parquet)
 	Names  []string
 	Values []any // string, float64/int64, bool, nil, []any, map[string]any
+	// Err is set, with no fields, for a line that is not one JSON object
+	// (invalid JSON, another value, two values on one line) or a CSV record
+	// that cannot be read: the reader reports it and goes on, so nothing is
+	// dropped silently. The message has no file or line (Line has it).
+	Err string
+	// Src is the row's JSON text (JSONL and JSON), for values that must be
+	// written as they appear in the file.
+	Src []byte
 }
 
 // Get returns the named field.
@@ -87,6 +95,12 @@ func decodeObjectSlow(data []byte) (Row, error) {
 		r.Names = append(r.Names, kt.(string))
 		r.Values = append(r.Values, normJSON(v))
 	}
+	if _, err := dec.Token(); err != nil { // the closing brace
+		return Row{}, err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return Row{}, errors.New("two JSON values on one line (one object per line)")
+	}
 	return r, nil
 }
 
@@ -114,18 +128,20 @@ func normJSON(v any) any {
 }
 
 func readJSONL(r io.Reader, path string, fn func(Row) error) error {
-	br := bufio.NewReaderSize(r, 1<<16)
-	line := 0
+	lr := newLineReader(r)
 	for {
-		b, err := br.ReadBytes('\n')
-		if len(b) > 0 {
-			line++
+		b, line, err := lr.next()
+		if b != nil {
 			if t := bytes.TrimSpace(b); len(t) > 0 {
 				row, derr := decodeObject(t)
 				if derr != nil {
-					return fmt.Errorf("%s:%d: invalid JSON object: %v", path, line, derr)
+					msg := derr.Error()
+					if errors.Is(derr, io.EOF) || errors.Is(derr, io.ErrUnexpectedEOF) {
+						msg = "the line ends inside the object"
+					}
+					row = Row{Err: "not one JSON object: " + msg}
 				}
-				row.Line = line
+				row.Line, row.Src = line, t
 				if ferr := fn(row); ferr != nil {
 					return ferr
 				}
@@ -158,9 +174,9 @@ func readJSON(r io.Reader, path string, fn func(Row) error) error {
 		}
 		row, err := decodeObject(raw)
 		if err != nil {
-			return fmt.Errorf("%s: element %d: %v", path, n, err)
+			row = Row{Err: "element is not a JSON object: " + err.Error()}
 		}
-		row.Line = n
+		row.Line, row.Src = n, raw
 		if err := fn(row); err != nil {
 			return err
 		}
@@ -172,7 +188,9 @@ func readJSON(r io.Reader, path string, fn func(Row) error) error {
 // (an empty cell is an empty string, not NULL). A cell holding a JSON array
 // (starting with '[') is decoded, so replay files may list samples.
 func readCSV(r io.Reader, path string, fn func(Row) error) error {
-	cr := csv.NewReader(bufio.NewReaderSize(r, 1<<16))
+	// CR-only and CRLF files have lines too: every line ending becomes \n
+	// before the CSV reader sees it.
+	cr := csv.NewReader(&crReader{r: bufio.NewReaderSize(r, 1<<16)})
 	cr.FieldsPerRecord = 0
 	header, err := cr.Read()
 	if err != nil {
@@ -181,6 +199,7 @@ func readCSV(r io.Reader, path string, fn func(Row) error) error {
 	if len(header) > 0 {
 		header[0] = strings.TrimPrefix(header[0], "\ufeff")
 	}
+	lastLine := -1
 	for {
 		rec, err := cr.Read()
 		if err == io.EOF {
@@ -188,7 +207,15 @@ func readCSV(r io.Reader, path string, fn func(Row) error) error {
 		}
 		line, _ := cr.FieldPos(0)
 		if err != nil {
-			return fmt.Errorf("%s: %v", path, err)
+			var pe *csv.ParseError
+			if !errors.As(err, &pe) || pe.StartLine == lastLine {
+				return fmt.Errorf("%s: %v", path, err)
+			}
+			lastLine = pe.StartLine
+			if ferr := fn(Row{Line: pe.StartLine, Err: "unreadable CSV record: " + pe.Err.Error()}); ferr != nil {
+				return ferr
+			}
+			continue
 		}
 		row := Row{Line: line, Names: header, Values: make([]any, len(rec))}
 		for i, s := range rec {

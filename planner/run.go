@@ -39,6 +39,8 @@ type RunOptions struct {
 	// holds back at most this many finished ones, so memory is bounded by
 	// concurrency, not by the dataset's size.
 	Window int
+	// Dataset is the opened dataset (its schema read); nil: Run opens it.
+	Dataset *dataset.Reader
 	// Grace is how long a cancelled run waits for in-flight items to drain
 	// before it returns without them (0: 1.5 s). A stage that ignores its
 	// context cannot keep an interrupted run alive.
@@ -228,34 +230,52 @@ func (pl *Plan) produce(ctx context.Context, opts RunOptions, out chan<- *item.R
 			return context.Cause(ctx)
 		}
 	}
-	if opts.Sample > 0 {
-		var all []item.Item
-		err := dataset.Items(pl.Dataset, func(it item.Item) error {
-			all = append(all, it)
-			return nil
-		})
-		if err != nil {
+	rd := opts.Dataset
+	if rd == nil {
+		var err error
+		if rd, err = dataset.Open(ctx, pl.Dataset); err != nil {
 			return err
 		}
-		idx := SampleIndices(len(all), opts.Sample, opts.Seed)
+		defer rd.Close()
+	}
+	if opts.Sample > 0 {
+		// Two passes: count, then send the chosen indices. Only the count
+		// and the chosen positions are held, not the items.
+		n := 0
+		if err := rd.Items(ctx, func(item.Item) error { n++; return nil }); err != nil {
+			return err
+		}
+		idx := SampleIndices(n, opts.Sample, opts.Seed)
 		if opts.Limit > 0 && len(idx) > opts.Limit {
 			idx = idx[:opts.Limit]
 		}
 		if opts.OnStart != nil {
 			opts.OnStart(len(idx))
 		}
-		for seq, i := range idx {
-			if err := send(seq, all[i]); err != nil {
-				return err
+		pos, seq := 0, 0
+		err := rd.Items(ctx, func(it item.Item) error {
+			if seq >= len(idx) {
+				return errStop
 			}
+			if pos == idx[seq] {
+				if err := send(seq, it); err != nil {
+					return err
+				}
+				seq++
+			}
+			pos++
+			return nil
+		})
+		if errors.Is(err, errStop) {
+			return nil
 		}
-		return nil
+		return err
 	}
 	if opts.OnStart != nil {
 		opts.OnStart(-1)
 	}
 	seq := 0
-	return dataset.Items(pl.Dataset, func(it item.Item) error {
+	return rd.Items(ctx, func(it item.Item) error {
 		if opts.Limit > 0 && seq >= opts.Limit {
 			return errStop
 		}

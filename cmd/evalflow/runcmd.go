@@ -18,12 +18,14 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/evalflow/evalflow/dataset"
 	"github.com/evalflow/evalflow/dsl"
 	"github.com/evalflow/evalflow/item"
 	"github.com/evalflow/evalflow/nodes"
 	"github.com/evalflow/evalflow/nodes/aggregate"
 	"github.com/evalflow/evalflow/planner"
 	"github.com/evalflow/evalflow/rundir"
+	"github.com/evalflow/evalflow/table"
 
 	_ "github.com/evalflow/evalflow/engine/all"
 	_ "github.com/evalflow/evalflow/nodes/all"
@@ -62,6 +64,9 @@ func (m maxErrors) exceeded(errs, items int) bool {
 	}
 	return errs > m.n
 }
+
+// maxInvalidShown is how many invalid dataset rows are printed in full.
+const maxInvalidShown = 20
 
 // maxConcurrency is the largest concurrency the HCL accepts (stage blocks'
 // concurrency attribute); -concurrency is held to the same range.
@@ -121,6 +126,26 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitRun
 	}
 
+	// The dataset is read once for its schema (every row's keys and types)
+	// before anything is written; a FIFO is spooled, and an interrupt while
+	// it waits for a writer ends the command at once.
+	var dsr *dataset.Reader
+	if pl.Dataset != nil {
+		dsr, err = dataset.Open(ctx, pl.Dataset)
+		if err != nil {
+			if ctx.Err() != nil {
+				fmt.Fprintln(stderr, "evalflow run: interrupted while opening the dataset")
+				return exitCancelled
+			}
+			fmt.Fprintf(stderr, "evalflow run: dataset.%s: %v\n", pl.Dataset.Name, err)
+			return exitRun
+		}
+		defer dsr.Close()
+		for _, w := range dsr.Warnings {
+			fmt.Fprintf(stderr, "evalflow run: warning: %s\n", w)
+		}
+	}
+
 	runID := started.Format("20060102T150405Z") + "-" + p.Hash[:8]
 	dir := *out
 	if dir == "" {
@@ -159,6 +184,14 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		m.RunID, m.Started, m.Resumes = prev.RunID, prev.Started, prev.Resumes+1
 		runID = prev.RunID
 	}
+	if dsr != nil {
+		names := make([]string, len(dsr.Columns))
+		types := make([]table.Type, len(dsr.Columns))
+		for i, c := range dsr.Columns {
+			names[i], types[i] = c.Name, c.Type
+		}
+		rd.SetPassColumns(names, types)
+	}
 	resumed, kept := rd.Resumed()
 	m.Kept, m.MaxErrors, m.Status, m.Fingerprint = kept, maxErrs.text, "running", fp
 	if err := rd.WriteJSON(rundir.ManifestName, m); err != nil {
@@ -170,15 +203,27 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "evalflow run: resuming %s: %d finished items kept\n", dir, kept)
 	}
 
+	invalid := 0
 	runErr := pl.Run(ctx, planner.RunOptions{
 		Limit: *limit, Sample: *sample, Seed: *seed,
 		OnStart: prog.start,
 		Skip:    rd.Kept,
+		Dataset: dsr,
 		OnRecord: func(rec *item.Record) error {
+			if rec.Item.Invalid != "" {
+				// Reported as read (FILE:LINE: message), the first few in
+				// full; each is an error item in items.parquet.
+				if invalid++; invalid <= maxInvalidShown {
+					fmt.Fprintf(stderr, "evalflow run: %s\n", rec.Item.Invalid)
+				}
+			}
 			prog.add(rec)
 			return rd.Write(rec)
 		},
 	})
+	if invalid > maxInvalidShown {
+		fmt.Fprintf(stderr, "evalflow run: ... and %d more invalid dataset rows (error_message in items.parquet)\n", invalid-maxInvalidShown)
+	}
 	prog.stop()
 
 	closeErr := rd.Close()
@@ -218,6 +263,9 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			m.Counts.Errors, m.Counts.Items, maxErrs.text)
 	}
 	m.Status = status
+	if dsr != nil {
+		m.Warnings = append(m.Warnings, dsr.Warnings...)
+	}
 	for _, n := range pl.Order {
 		// With -limit or -sample, predictions for items left out are
 		// expected: the generate stage's unmatched-id warning is moot.

@@ -101,6 +101,9 @@ func New(env *nodes.Env) (nodes.Stage, hcl.Diagnostics) {
 	}
 	r.byID = newPredStore()
 	err := dataset.ReadRows(r.Path, format, func(row dataset.Row) error {
+		if row.Err != "" {
+			return fmt.Errorf("%s:%d: %s", r.Path, row.Line, row.Err)
+		}
 		idv, ok := row.Get(idField)
 		id := dataset.Text(idv)
 		if !ok || id == "" {
