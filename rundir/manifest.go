@@ -72,8 +72,12 @@ type RunOptions struct {
 	Concurrency int    `json:"concurrency,omitempty"`
 }
 
-// HashFile returns the hex SHA-256 of a file's bytes ("" if unreadable).
+// HashFile returns the hex SHA-256 of a regular file's bytes ("" if
+// unreadable or not a regular file).
 func HashFile(path string) string {
+	if st, err := os.Stat(path); err != nil || !st.Mode().IsRegular() {
+		return "" // a FIFO or device: opening it again would block
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return ""

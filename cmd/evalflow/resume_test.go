@@ -499,3 +499,49 @@ func TestMaxErrors(t *testing.T) {
 		t.Errorf("-max-errors lots: exit %d, want 1", r.code)
 	}
 }
+
+// TestInterruptWhileOpeningFIFO: a dataset that is a FIFO no writer has
+// opened blocks the open; Ctrl-C still ends the command within 2 s.
+func TestInterruptWhileOpeningFIFO(t *testing.T) {
+	bin := evalflowBinary(t)
+	dir := t.TempDir()
+	slowReplay(t, dir, 1)
+	os.Remove(filepath.Join(dir, "questions.jsonl"))
+	if err := syscall.Mkfifo(filepath.Join(dir, "questions.jsonl"), 0o644); err != nil {
+		t.Skip(err)
+	}
+	args := append(slowReplay2Args(t), "-out", "run")
+	cmd := exec.Command(bin, args...)
+	cmd.Dir = dir
+	cmd.Env = withoutEvalflowVars(os.Environ())
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(700 * time.Millisecond)
+	cmd.Process.Signal(os.Interrupt)
+	sent := time.Now()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != exitCancelled {
+			t.Errorf("exit %v, want %d", err, exitCancelled)
+		}
+		if took := time.Since(sent); took > 2*time.Second {
+			t.Errorf("took %v after SIGINT", took)
+		}
+	case <-time.After(5 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("SIGINT ignored while the FIFO dataset was opening")
+	}
+}
+
+// slowReplay2Args are slowReplay's arguments without writing files.
+func slowReplay2Args(t *testing.T) []string {
+	repo, _ := filepath.Abs(filepath.Join("..", ".."))
+	return []string{"run", filepath.Join(repo, "pipelines", "text2sql-replay.hcl"),
+		"-var", "dataset=questions.jsonl", "-var", "predictions=preds.jsonl",
+		"-var", "databases=" + filepath.Join(repo, "examples", "quickstart", "data"),
+		"-var", "timeout=5m", "-quiet", "-concurrency", "1"}
+}
