@@ -85,6 +85,7 @@ func Functions(baseDir string) map[string]function.Function {
 		"values":          stdlib.ValuesFunc,
 		"zipmap":          stdlib.ZipmapFunc,
 	}
+	hardened(fns)
 	fns["file"] = fileFunc(baseDir)
 	fns["fileexists"] = fileExistsFunc(baseDir)
 	fns["abspath"] = absPathFunc(baseDir)
@@ -109,7 +110,7 @@ func fileFunc(baseDir string) function.Function {
 		Params:      []function.Parameter{{Name: "path", Type: cty.String}},
 		Type:        function.StaticReturnType(cty.String),
 		Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
-			b, err := os.ReadFile(resolve(baseDir, args[0].AsString()))
+			b, err := readLimited(resolve(baseDir, args[0].AsString()))
 			if err != nil {
 				return cty.NilVal, err
 			}
@@ -171,7 +172,7 @@ func templateFileFunc(baseDir string, fns map[string]function.Function) function
 		Type: function.StaticReturnType(cty.String),
 		Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
 			p := resolve(baseDir, args[0].AsString())
-			src, err := os.ReadFile(p)
+			src, err := readLimited(p)
 			if err != nil {
 				return cty.NilVal, err
 			}

@@ -60,10 +60,19 @@ var rootSchema = &hcl.BodySchema{
 }
 
 func parseFile(src []byte, filename string) (*hcl.File, hcl.Diagnostics) {
+	if d := checkSource(src, filename, hcl.InitialPos, false); d.HasErrors() {
+		return nil, d
+	}
 	if strings.HasSuffix(filename, ".json") {
 		return hclparse.NewParser().ParseJSON(src, filename)
 	}
 	return hclsyntax.ParseConfig(src, filename, hcl.InitialPos)
+}
+
+// fileStart is the range of a file's first character, for diagnostics
+// about the file as a whole.
+func fileStart(path string) *hcl.Range {
+	return &hcl.Range{Filename: path, Start: hcl.InitialPos, End: hcl.InitialPos}
 }
 
 // Load parses and decodes the pipeline at path (a .hcl file or a directory of
@@ -74,7 +83,7 @@ func Load(path string, opts LoadOptions) (*Pipeline, hcl.Diagnostics) {
 	st, err := os.Stat(path)
 	if err != nil {
 		return p, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Pipeline not found",
-			Detail: fmt.Sprintf("%s. Give a .hcl file or a directory holding *.hcl files.", err)}}
+			Detail: fmt.Sprintf("%s. Give a .hcl file or a directory holding *.hcl files.", err), Subject: fileStart(path)}}
 	}
 	var files []string
 	if st.IsDir() {
@@ -88,7 +97,7 @@ func Load(path string, opts LoadOptions) (*Pipeline, hcl.Diagnostics) {
 		}
 		if len(files) == 0 {
 			return p, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "No pipeline files",
-				Detail: fmt.Sprintf("The directory %s holds no *.hcl files.", path)}}
+				Detail: fmt.Sprintf("The directory %s holds no *.hcl files.", path), Subject: fileStart(path)}}
 		}
 	} else {
 		p.Dir = filepath.Dir(path)
@@ -100,9 +109,9 @@ func Load(path string, opts LoadOptions) (*Pipeline, hcl.Diagnostics) {
 	h := sha256.New()
 	var bodies []hcl.Body
 	for _, fn := range files {
-		src, err := os.ReadFile(fn)
+		src, err := readLimited(fn)
 		if err != nil {
-			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Cannot read pipeline file", Detail: err.Error()})
+			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Cannot read pipeline file", Detail: err.Error(), Subject: fileStart(fn)})
 			continue
 		}
 		fmt.Fprintf(h, "%s\x00%d\x00", filepath.Base(fn), len(src))

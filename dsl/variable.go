@@ -126,6 +126,7 @@ func ParseVarFlag(arg string) (name, value string, diags hcl.Diagnostics) {
 			Severity: hcl.DiagError,
 			Summary:  "Invalid -var option",
 			Detail:   fmt.Sprintf("The given -var option %q is not correctly specified. It must be a variable name and value separated by an equals sign, like -var key=value.", arg),
+			Subject:  fileStart("<-var " + arg + ">"),
 		}}
 	}
 	return arg[:eq], arg[eq+1:], nil
@@ -138,6 +139,9 @@ func ParseVarFlag(arg string) (name, value string, diags hcl.Diagnostics) {
 func parseRawValue(v *Variable, raw, filename string) (cty.Value, hcl.Diagnostics) {
 	if v.Type == cty.String {
 		return cty.StringVal(raw), nil
+	}
+	if d := checkSource([]byte(raw), filename, hcl.InitialPos, true); d.HasErrors() {
+		return cty.NilVal, d
 	}
 	expr, diags := hclsyntax.ParseExpression([]byte(raw), filename, hcl.InitialPos)
 	if diags.HasErrors() {
@@ -160,10 +164,10 @@ func parseRawValue(v *Variable, raw, filename string) (cty.Value, hcl.Diagnostic
 
 // loadVarFile reads a .hcl or .json var file of name = value attributes.
 func loadVarFile(path string) ([]VarOverride, hcl.Diagnostics) {
-	src, err := os.ReadFile(path)
+	src, err := readLimited(path)
 	if err != nil {
 		return nil, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Cannot read var file",
-			Detail: fmt.Sprintf("%s. Check the -var-file path.", err)}}
+			Detail: fmt.Sprintf("%s. Check the -var-file path.", err), Subject: fileStart(path)}}
 	}
 	f, diags := parseFile(src, path)
 	if diags.HasErrors() {
@@ -261,7 +265,8 @@ func resolveVariables(vars map[string]*Variable, opts LoadOptions) hcl.Diagnosti
 		if !ok {
 			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Value for undeclared variable",
 				Detail: fmt.Sprintf("A -var option sets %q, but the pipeline declares no variable of that name.%s Declared: %s.",
-					name, didYouMean(name, names), strings.Join(names, ", "))})
+					name, didYouMean(name, names), strings.Join(names, ", ")),
+				Subject: fileStart(fmt.Sprintf("<value for var.%s from -var>", name))})
 			continue
 		}
 		fn := fmt.Sprintf("<value for var.%s from -var>", name)
