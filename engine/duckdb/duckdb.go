@@ -73,11 +73,11 @@ const Kind = "duckdb"
 
 // Defaults used when the configuration leaves a value at zero.
 const (
-	DefaultTimeout      = 30 * time.Second
-	DefaultMaxOpen      = 4
+	DefaultTimeout = 30 * time.Second
+	DefaultMaxOpen = 4
 	// DefaultMemoryLimit bounds DuckDB's memory per database file when the
 	// engine block sets no memory_limit option.
-	DefaultMemoryLimit = "2GB"
+	DefaultMemoryLimit  = "2GB"
 	DefaultMaxDatabases = 8
 )
 
