@@ -76,6 +76,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -111,6 +112,8 @@ type Executor struct {
 	client  *redis.Client
 	srv     *Server // nil unless the start option was given
 	timeout time.Duration
+	busy    busy
+	closed  atomic.Bool
 	maxRows int
 	sample  int
 	graph   string // used when Query.DB is empty
@@ -257,6 +260,7 @@ func (e *Executor) Addr() string { return e.client.Options().Addr }
 // Close closes the connections and stops the server the executor started,
 // if any.
 func (e *Executor) Close() error {
+	e.closed.Store(true)
 	err := e.client.Close()
 	if e.srv != nil {
 		err = errors.Join(err, e.srv.Stop())
@@ -321,12 +325,26 @@ func (e *Executor) roQuery(ctx context.Context, graph, text string, timeout time
 	qctx, cancel := context.WithTimeout(ctx, timeout+grace)
 	defer cancel()
 	ms := max(timeout.Milliseconds(), 1)
+	start := time.Now()
+	wasBusy := e.suspect(start)
 	res, err := e.client.Do(qctx, "GRAPH.RO_QUERY", graph, text, "--compact", "TIMEOUT", strconv.FormatInt(ms, 10)).Result()
 	if err == nil {
 		err = nestedError(res)
 	}
 	if err != nil {
-		return nil, classify(ctx, qctx, timeout, graph, text, err)
+		cerr := classify(ctx, qctx, timeout, graph, text, err)
+		if engine.ClassOf(cerr) == item.ClassTimeout {
+			abandoned := qctx.Err() != nil && ctx.Err() == nil
+			if wasBusy || e.suspect(start) {
+				cerr = starved(cerr)
+			}
+			if abandoned {
+				// The client gave up; the server may still be running
+				// it: later timeouts are suspect until it answers again.
+				e.abandoned(graph)
+			}
+		}
+		return nil, cerr
 	}
 	reply, ok := res.([]any)
 	if !ok {
