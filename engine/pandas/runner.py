@@ -18,6 +18,7 @@ import os
 import json
 
 RESULT_FD = 3
+RESULT_CAP = 1 << 28  # bytes of one result document
 MAIN_PID = os.getpid()
 
 try:
@@ -419,6 +420,70 @@ namespace["dfs"] = {k: v.copy() for k, v in frames.items()}
 os.environ.clear()
 _result.write("ready\n")
 _result.flush()
+
+# The supervisor owns the result channel. The code under evaluation runs in
+# a forked child that does not have it: descriptor 3 is closed there, and
+# this process makes itself non-dumpable so the child cannot reopen it
+# through /proc/PID/fd. The child sends its document on a pipe of its own;
+# only this process writes on descriptor 3, and only a document it parsed.
+_r, _w = os.pipe()
+_child = os.fork()
+if _child == 0:
+    os.close(_r)
+    _result.close()
+    _result = os.fdopen(_w, "w", encoding="utf-8", closefd=True)
+    MAIN_PID = os.getpid()
+else:
+    os.close(_w)
+    try:
+        import ctypes
+        ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE, 0
+    except Exception:
+        pass
+    # Read the child's one line; never wait on EOF alone, since processes
+    # the code forked may still hold the pipe after the child is gone.
+    import select
+    _buf, _total, _exited, _status = b"", 0, False, 0
+    while b"\n" not in _buf:
+        _ready, _, _ = select.select([_r], [], [], 0.05)
+        if _ready:
+            _b = os.read(_r, 1 << 16)
+            if not _b:
+                break
+            _total += len(_b)
+            if _total > RESULT_CAP:
+                fail("resource", "ResultTooLarge", "the result is larger than %d bytes" % RESULT_CAP)
+            _buf += _b
+            continue
+        if not _exited:
+            _pid, _status = os.waitpid(_child, os.WNOHANG)
+            _exited = _pid != 0
+        elif not _ready:
+            break  # the child is gone and nothing more came
+    if not _exited:
+        _, _status = os.waitpid(_child, 0)
+    _doc = None
+    try:
+        _doc = json.loads(_buf.decode("utf-8").split("\n", 1)[0])
+        if not isinstance(_doc, dict) or not isinstance(_doc.get("ok"), bool):
+            _doc = None
+        elif _doc["ok"] and not (isinstance(_doc.get("shape"), str) and isinstance(_doc.get("columns"), list)
+                                 and isinstance(_doc.get("rows"), list)):
+            fail("result", "MalformedResult", "the code's process sent a result document that is not one")
+    except Exception:
+        _doc = None
+    if _doc is None:
+        if os.WIFSIGNALED(_status):
+            # Die of the same signal, so the Go side reads the code's fate
+            # (SIGXCPU: CPU limit, SIGKILL: memory, ...) as before the fork.
+            import signal
+            _sig = os.WTERMSIG(_status)
+            signal.signal(_sig, signal.SIG_DFL)
+            os.kill(os.getpid(), _sig)
+            os._exit(128 + _sig)
+        fail("exception", "Exited", "the code ended the interpreter (exit status %d) without an answer"
+             % (os.WEXITSTATUS(_status) if os.WIFEXITED(_status) else -1))
+    emit(_doc)
 
 
 def line_of(tb):
