@@ -245,7 +245,12 @@ func TestFileWritesStayInside(t *testing.T) {
 		} {
 			t.Run(fmt.Sprintf("%s/audit=%v", tc.name, audit), func(t *testing.T) {
 				err, _ := execErr(t, e, engine.Query{Text: tc.code, Timeout: 10 * time.Second})
-				if audit {
+				// A checkout under /tmp: the audit hook lets writes under /tmp
+				// through, since the sandbox's /tmp is its own tmpfs; there the
+				// repository's directory does not exist. Either way the host
+				// file must not appear (checked below).
+				underTmp := strings.HasPrefix(repoFile, "/tmp/") && (tc.name == "repository" || tc.name == "os.open")
+				if audit && !underTmp {
 					wantClass(t, err, item.ClassSafety, "SandboxViolation: writing")
 				} else {
 					wantClass(t, err, tc.class, tc.contains)
