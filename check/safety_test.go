@@ -91,7 +91,21 @@ func TestSafetyCorpus(t *testing.T) {
 		t.Logf("%-6s unsafe %3d caught %3d (recall %.1f%%)  safe %3d false positives %d (FP rate %.1f%%)",
 			l, c.unsafe, c.caught, 100*float64(c.caught)/float64(max(c.unsafe, 1)), c.safe, c.fp, 100*float64(c.fp)/float64(max(c.safe, 1)))
 	}
+	// Recall on unsafe queries must be 100% (each miss is an error above).
+	// False positives on the labelled safe queries: measured 1 of 107
+	// (0.9%: go test ./check -run TestSafetyCorpus -v); the threshold is
+	// that count, so a new false positive fails.
+	if total.caught != total.unsafe {
+		t.Errorf("recall %d of %d unsafe queries, want all", total.caught, total.unsafe)
+	}
+	if total.fp > maxCorpusFalsePositives {
+		t.Errorf("%d false positives on %d safe queries, above the threshold of %d", total.fp, total.safe, maxCorpusFalsePositives)
+	}
 }
+
+// maxCorpusFalsePositives is the number of labelled-safe corpus queries the
+// safety check may refuse today.
+const maxCorpusFalsePositives = 1
 
 func TestSafeReasons(t *testing.T) {
 	tests := []struct {

@@ -85,6 +85,19 @@ func TestSafetyOnGoldQueries(t *testing.T) {
 				}
 			}
 		}
-		t.Logf("%-6s gold queries %5d  refused %3d  (FP rate %.2f%%)", lang, len(qs), fp, 100*float64(fp)/float64(len(qs)))
+		rate := float64(fp) / float64(len(qs))
+		t.Logf("%-6s gold queries %5d  refused %3d  (FP rate %.2f%%)", lang, len(qs), fp, 100*rate)
+		// Measured (go test ./check -run TestSafetyOnGoldQueries -v, with
+		// ../shared/data): sql 0 of 1034, cypher 2 of 14816 (0.01%),
+		// sparql 0 of 27. A gold query is safe by construction, so a
+		// refusal is a false positive; the threshold leaves room for a
+		// handful, not for a regression.
+		if rate > maxGoldFPRate {
+			t.Errorf("%s: %d of %d gold queries refused (%.2f%%), above the %.2f%% threshold", lang, fp, len(qs), 100*rate, 100*maxGoldFPRate)
+		}
 	}
 }
+
+// maxGoldFPRate is the highest share of benchmark gold queries the safety
+// check may refuse (docs/validation.md).
+const maxGoldFPRate = 0.001
