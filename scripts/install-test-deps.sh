@@ -31,6 +31,13 @@ if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
 elif [ ! -f "$oxi/node_modules/oxigraph/package.json" ] || [ "$oxi/package-lock.json" -nt "$oxi/node_modules/.package-lock.json" ]; then
   npm ci --prefix "$oxi" --no-audit --no-fund --loglevel=error
 fi
+# An independent Parquet reader for the sink and run-directory tests: DuckDB
+# through its Node bindings (pinned by sinks/testdata/duckdb-npm/
+# package-lock.json; the linux-x64 binary ships inside the npm package).
+duck="$(cd "$(dirname "$0")/.." && pwd)/sinks/testdata/duckdb-npm"
+if [ ! -f "$duck/node_modules/@duckdb/node-api/package.json" ] || [ "$duck/package-lock.json" -nt "$duck/node_modules/.package-lock.json" ]; then
+  npm ci --prefix "$duck" --no-audit --no-fund --loglevel=error
+fi
 go mod download
 
 # FalkorDB (Cypher engine tests): valkey-server from bookworm-backports and

@@ -2,6 +2,7 @@ package sinks_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -273,63 +274,99 @@ func liveHeap() uint64 {
 
 // TestPythonReaders reads the files with pyarrow, pandas or DuckDB when the
 // system Python has them; it never installs anything.
-func TestPythonReaders(t *testing.T) {
-	const python = "/usr/bin/python3"
-	if _, err := os.Stat(python); err != nil {
-		t.Skip("no " + python)
+// duckdbReader returns the command line of the independent Parquet reader
+// (DuckDB through its Node bindings, installed by make deps into
+// testdata/duckdb-npm). Missing, the test fails — unless
+// EVALFLOW_SKIP_NODE_READER=1 says to skip it.
+func duckdbReader(t *testing.T) []string {
+	t.Helper()
+	dir, _ := filepath.Abs(filepath.Join("testdata", "duckdb-npm"))
+	node, err := exec.LookPath("node")
+	if err == nil {
+		_, err = os.Stat(filepath.Join(dir, "node_modules", "@duckdb", "node-api", "package.json"))
 	}
-	has := func(mod string) bool {
-		return exec.Command(python, "-c", "import "+mod).Run() == nil
-	}
-	hasPyarrow, hasDuckDB := has("pyarrow"), has("duckdb")
-	if !hasPyarrow && !hasDuckDB {
-		t.Skip("neither pyarrow nor duckdb is importable by " + python)
-	}
-	dir := t.TempDir()
-	pq := writeParquet(t, allTypes, sampleRows())
-	arrowPath := filepath.Join(dir, "out.arrows")
-	w, err := sinks.Open("arrow", arrowPath, allTypes)
 	if err != nil {
+		if os.Getenv("EVALFLOW_SKIP_NODE_READER") == "1" {
+			t.Skip("EVALFLOW_SKIP_NODE_READER=1: ", err)
+		}
+		t.Fatalf("the DuckDB reader is not installed (%v): run make deps", err)
+	}
+	return []string{node, filepath.Join(dir, "read.mjs")}
+}
+
+type duckResult struct {
+	Names []string    `json:"names"`
+	Types []string    `json:"types"`
+	Rows  [][]*string `json:"rows"`
+}
+
+func readWithDuckDB(t *testing.T, sql ...string) []duckResult {
+	t.Helper()
+	cmdline := duckdbReader(t)
+	out, err := exec.Command(cmdline[0], append(cmdline[1:], sql...)...).Output()
+	if err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			t.Fatalf("duckdb reader: %v\n%s", err, ee.Stderr)
+		}
 		t.Fatal(err)
 	}
-	for _, r := range sampleRows() {
-		if err := w.Write(r); err != nil {
-			t.Fatal(err)
+	var res []duckResult
+	if err := json.Unmarshal(out, &res); err != nil {
+		t.Fatalf("duckdb reader output: %v\n%s", err, out)
+	}
+	return res
+}
+
+// TestIndependentReader reads what the Parquet sink writes with DuckDB (not
+// parquet-go): every column type with DuckDB's own type name, every value
+// (NULLs, extremes, NaN, infinity, unicode, bytes, timestamps) as DuckDB
+// renders it, and the column docs from the key-value metadata.
+func TestIndependentReader(t *testing.T) {
+	pq := writeParquet(t, allTypes, sampleRows())
+	res := readWithDuckDB(t,
+		fmt.Sprintf("SELECT * FROM read_parquet('%s')", pq),
+		fmt.Sprintf("SELECT decode(value) FROM parquet_kv_metadata('%s') WHERE decode(key) = '%s'", pq, sinks.SchemaMetadataKey))
+	got := res[0]
+	if diff := cmp.Diff([]string{"zid", "ok", "score", "question", "blob", "at", "raw", "nothing"}, got.Names); diff != "" {
+		t.Errorf("names (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"BIGINT", "BOOLEAN", "DOUBLE", "VARCHAR", "BLOB", "TIMESTAMP WITH TIME ZONE", "VARCHAR", "VARCHAR"}, got.Types); diff != "" {
+		t.Errorf("types (-want +got):\n%s", diff)
+	}
+	str := func(p *string) string {
+		if p == nil {
+			return "NULL"
 		}
+		return *p
 	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	run := func(script string, args ...string) string {
-		t.Helper()
-		out, err := exec.Command(python, append([]string{"-c", script}, args...)...).CombinedOutput()
-		if err != nil {
-			t.Fatalf("%v\n%s", err, out)
+	var rows []string
+	for _, r := range got.Rows {
+		var cells []string
+		for _, c := range r {
+			cells = append(cells, str(c))
 		}
-		return strings.TrimSpace(string(out))
+		rows = append(rows, strings.Join(cells, "|"))
 	}
-	if hasPyarrow {
-		got := run(`
-import sys, pyarrow.parquet as pq, pyarrow.ipc as ipc
-for t in (pq.read_table(sys.argv[1]), ipc.open_stream(open(sys.argv[2], "rb")).read_all()):
-    print(t.num_rows, ", ".join(f"{f.name}:{f.type}" for f in t.schema))
-`, pq, arrowPath)
-		line := "5 zid:int64, ok:bool, score:double, question:string, blob:binary, at:timestamp[us, tz=UTC], raw:string, nothing:string"
-		if diff := cmp.Diff(line+"\n"+line, got); diff != "" {
-			t.Errorf("pyarrow (-want +got):\n%s", diff)
-		}
+	want := []string{
+		"1|true|0.5|How many singers?|\\x00\\x01\\x02\\xFF|" + duckTime(t1us) + "|42|NULL",
+		"NULL|NULL|NULL|NULL|NULL|NULL|NULL|NULL",
+		"-9223372036854775808|false|-0|||" + duckTime(time.Unix(0, 0).UTC()) + "|3.25|NULL",
+		"9223372036854775807|true|Infinity|ünïcødé \"quoted\"\n\t\u2028|x|" + duckTime(time.Date(1969, 12, 31, 23, 59, 59, 999999000, time.UTC)) + "|text|NULL",
+		"-7|false|NaN|SELECT 1;|NULL|NULL|bytes|NULL",
 	}
-	if hasDuckDB {
-		got := run(`
-import sys, duckdb
-r = duckdb.sql(f"SELECT column_name, column_type FROM (DESCRIBE SELECT * FROM read_parquet('{sys.argv[1]}'))").fetchall()
-print(", ".join(f"{n}:{t}" for n, t in r))
-`, pq)
-		want := "zid:BIGINT, ok:BOOLEAN, score:DOUBLE, question:VARCHAR, blob:BLOB, at:TIMESTAMP WITH TIME ZONE, raw:VARCHAR, nothing:VARCHAR"
-		if diff := cmp.Diff(want, got); diff != "" {
-			t.Errorf("duckdb (-want +got):\n%s", diff)
-		}
+	if diff := cmp.Diff(want, rows); diff != "" {
+		t.Errorf("rows read by DuckDB (-want +got):\n%s", diff)
 	}
+	if md := res[1]; len(md.Rows) != 1 || !strings.Contains(str(md.Rows[0][0]), `"name":"zid"`) {
+		t.Errorf("evalflow.schema metadata read by DuckDB: %v", md.Rows)
+	}
+}
+
+// duckTime is how DuckDB prints a TIMESTAMP WITH TIME ZONE in UTC.
+func duckTime(t time.Time) string {
+	s := t.UTC().Format("2006-01-02 15:04:05.999999")
+	return s + "+00"
 }
 
 // TestWriteDoesNotKeepRow: callers reuse their buffers once Write returns,

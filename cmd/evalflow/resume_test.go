@@ -188,6 +188,12 @@ func TestKillNineThenResume(t *testing.T) {
 	if len(partial) == 0 || len(partial) >= n {
 		t.Fatalf("crashed run holds %d items, want some but not all of %d", len(partial), n)
 	}
+	// The documented glob, read by DuckDB (an independent reader): every
+	// finished item once.
+	duck := duckdbQuery(t, fmt.Sprintf("SELECT count(*), count(DISTINCT id) FROM read_parquet('%s')", filepath.Join(crash, "parts", "items-*.parquet")))
+	if want := fmt.Sprint(len(partial)); duck[0] != want || duck[1] != want {
+		t.Errorf("DuckDB reads %v rows/distinct ids through parts/items-*.parquet, want %s", duck, want)
+	}
 	seen := map[any]bool{}
 	for _, r := range partial {
 		if seen[r["id"]] {
@@ -544,4 +550,36 @@ func slowReplay2Args(t *testing.T) []string {
 		"-var", "dataset=questions.jsonl", "-var", "predictions=preds.jsonl",
 		"-var", "databases=" + filepath.Join(repo, "examples", "quickstart", "data"),
 		"-var", "timeout=5m", "-quiet", "-concurrency", "1"}
+}
+
+// duckdbQuery runs one query with the DuckDB reader make deps installs
+// (sinks/testdata/duckdb-npm) and returns its first row as text.
+func duckdbQuery(t *testing.T, sql string) []string {
+	t.Helper()
+	dir, _ := filepath.Abs(filepath.Join("..", "..", "sinks", "testdata", "duckdb-npm"))
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@duckdb", "node-api")); err != nil {
+		if os.Getenv("EVALFLOW_SKIP_NODE_READER") == "1" {
+			t.Skip("EVALFLOW_SKIP_NODE_READER=1")
+		}
+		t.Fatalf("the DuckDB reader is not installed (%v): run make deps", err)
+	}
+	out, err := exec.Command("node", filepath.Join(dir, "read.mjs"), sql).Output()
+	if err != nil {
+		t.Fatalf("duckdb reader: %v", err)
+	}
+	var res []struct {
+		Rows [][]*string `json:"rows"`
+	}
+	if err := json.Unmarshal(out, &res); err != nil || len(res) != 1 || len(res[0].Rows) == 0 {
+		t.Fatalf("duckdb reader output %s: %v", out, err)
+	}
+	var row []string
+	for _, c := range res[0].Rows[0] {
+		if c == nil {
+			row = append(row, "NULL")
+		} else {
+			row = append(row, *c)
+		}
+	}
+	return row
 }
