@@ -283,24 +283,29 @@ func DefaultPath() string {
 	return filepath.Join(".evalflow-cache", "llm.bolt")
 }
 
-var shared struct {
-	sync.Mutex
-	m map[string]*Store
+// Stores opens each store once for its owner — one run, built in main and
+// passed down — and hands the same *Store to every caller naming the same
+// path ("" for a memory store). A bbolt file is locked by the process that
+// opened it; a second evalflow process on the same file gets an error from
+// Open, and its callers fall back to a memory store (llm.Client says so).
+type Stores struct {
+	mu sync.Mutex
+	m  map[string]*Store
 }
 
-// Shared returns the process's store for path ("" for a memory store that
-// is shared too), opening it on first use. Shared stores stay open for the
-// life of the process (the OS releases the lock at exit); CloseShared
-// closes them, for tests and long-lived hosts.
-func Shared(path string) (*Store, error) {
+// NewStores returns an empty set of stores.
+func NewStores() *Stores { return &Stores{m: map[string]*Store{}} }
+
+// Open returns the store for path, opening it on first use.
+func (ss *Stores) Open(path string) (*Store, error) {
 	if path != "" {
 		if abs, err := filepath.Abs(path); err == nil {
 			path = abs
 		}
 	}
-	shared.Lock()
-	defer shared.Unlock()
-	if s, ok := shared.m[path]; ok {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if s, ok := ss.m[path]; ok {
 		return s, nil
 	}
 	var s *Store
@@ -312,21 +317,21 @@ func Shared(path string) (*Store, error) {
 			return nil, err
 		}
 	}
-	if shared.m == nil {
-		shared.m = map[string]*Store{}
+	if ss.m == nil {
+		ss.m = map[string]*Store{}
 	}
-	shared.m[path] = s
+	ss.m[path] = s
 	return s, nil
 }
 
-// CloseShared closes every shared store.
-func CloseShared() error {
-	shared.Lock()
-	defer shared.Unlock()
+// Close closes every store opened through ss.
+func (ss *Stores) Close() error {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
 	var errs []error
-	for k, s := range shared.m {
+	for k, s := range ss.m {
 		errs = append(errs, s.Close())
-		delete(shared.m, k)
+		delete(ss.m, k)
 	}
 	return errors.Join(errs...)
 }

@@ -23,24 +23,24 @@ func TestRegistry(t *testing.T) {
 		t.Fatalf("empty registry has %v", got)
 	}
 	var seen Config
-	r.Register("b", func(cfg Config) (Executor, error) { seen = cfg; return fake{}, nil })
-	r.Register("a", func(Config) (Executor, error) { return nil, errors.New("boom") })
+	r.Register("b", func(_ context.Context, cfg Config) (Executor, error) { seen = cfg; return fake{}, nil })
+	r.Register("a", func(context.Context, Config) (Executor, error) { return nil, errors.New("boom") })
 	if diff := cmp.Diff([]string{"a", "b"}, r.Names()); diff != "" {
 		t.Errorf("Names (-want +got)\n%s", diff)
 	}
-	if _, err := r.New("b", Config{MaxRows: 3}); err != nil || seen.MaxRows != 3 {
+	if _, err := r.New(context.Background(), "b", Config{MaxRows: 3}); err != nil || seen.MaxRows != 3 {
 		t.Errorf("New(b) = %v, cfg %+v", err, seen)
 	}
-	if _, err := r.New("a", Config{}); err == nil || err.Error() != "boom" {
+	if _, err := r.New(context.Background(), "a", Config{}); err == nil || err.Error() != "boom" {
 		t.Errorf("New(a) = %v", err)
 	}
-	_, err := r.New("c", Config{})
+	_, err := r.New(context.Background(), "c", Config{})
 	if err == nil || !strings.Contains(err.Error(), `unknown engine kind "c" (known: a, b)`) {
 		t.Errorf("New(c) = %v", err)
 	}
 	for name, fn := range map[string]func(){
-		"duplicate": func() { r.Register("a", func(Config) (Executor, error) { return fake{}, nil }) },
-		"empty":     func() { r.Register("", func(Config) (Executor, error) { return fake{}, nil }) },
+		"duplicate": func() { r.Register("a", func(context.Context, Config) (Executor, error) { return fake{}, nil }) },
+		"empty":     func() { r.Register("", func(context.Context, Config) (Executor, error) { return fake{}, nil }) },
 		"nil":       func() { r.Register("z", nil) },
 	} {
 		t.Run(name, func(t *testing.T) {

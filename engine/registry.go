@@ -1,14 +1,17 @@
 package engine
 
 import (
+	"context"
 	"fmt"
 	"sort"
 	"strings"
 	"sync"
 )
 
-// NewFunc builds an executor of one kind from its configuration.
-type NewFunc func(cfg Config) (Executor, error)
+// NewFunc builds an executor of one kind from its configuration. ctx bounds
+// the construction (an engine that starts a server or loads data honours
+// it); the executor does not keep it.
+type NewFunc func(ctx context.Context, cfg Config) (Executor, error)
 
 // Registry maps engine kind names ("sqlite", "duckdb", ...) to
 // constructors. It is safe for concurrent use; the zero value is an empty,
@@ -62,12 +65,12 @@ func (r *Registry) Names() []string {
 
 // New builds an executor of the given kind. An unknown kind is an error
 // that lists the known ones.
-func (r *Registry) New(kind string, cfg Config) (Executor, error) {
+func (r *Registry) New(ctx context.Context, kind string, cfg Config) (Executor, error) {
 	fn, ok := r.Lookup(kind)
 	if !ok {
 		return nil, fmt.Errorf("unknown engine kind %q (known: %s)", kind, strings.Join(r.Names(), ", "))
 	}
-	return fn(cfg)
+	return fn(ctx, cfg)
 }
 
 // Register adds a kind to Default; see Registry.Register.
@@ -77,4 +80,6 @@ func Register(kind string, fn NewFunc) { Default.Register(kind, fn) }
 func Names() []string { return Default.Names() }
 
 // New builds an executor of a kind registered in Default.
-func New(kind string, cfg Config) (Executor, error) { return Default.New(kind, cfg) }
+func New(ctx context.Context, kind string, cfg Config) (Executor, error) {
+	return Default.New(ctx, kind, cfg)
+}

@@ -63,7 +63,7 @@ func plan(t testing.TB, path string, vars ...string) *planner.Plan {
 	if diags.HasErrors() {
 		t.Fatal(diags)
 	}
-	pl, diags := planner.Build(p, planner.Options{})
+	pl, diags := planner.Build(context.Background(), p, planner.Options{})
 	t.Cleanup(func() { pl.Close() })
 	if diags.HasErrors() {
 		t.Fatal(diags)

@@ -35,7 +35,7 @@ func TestEveryExampleRuns(t *testing.T) {
 			if diags.HasErrors() {
 				t.Fatal(diags)
 			}
-			pl, diags := planner.Build(p, planner.Options{})
+			pl, diags := planner.Build(context.Background(), p, planner.Options{})
 			defer pl.Close()
 			if diags.HasErrors() {
 				t.Fatal(diags)

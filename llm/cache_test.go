@@ -10,9 +10,11 @@ import (
 	"github.com/evalflow/evalflow/llm/fake"
 )
 
-func cachedClient(t testing.TB, srv *fake.Server, dir string) *llm.Client {
-	c, err := llm.New(llm.Config{Provider: srv.Protocol, BaseURL: srv.URL, Model: "m", Cache: true, CacheDir: dir,
-		MaxRetries: 2, BackoffBase: 10 * time.Millisecond}, nil)
+// cachedClient is a fresh client (as a new run would make) whose cache
+// opens through stores, which the test shares between its "runs".
+func cachedClient(t testing.TB, srv *fake.Server, dir string, stores *cache.Stores) *llm.Client {
+	c, err := llm.NewPool(stores).Client(llm.Config{Provider: srv.Protocol, BaseURL: srv.URL, Model: "m", Cache: true, CacheDir: dir,
+		MaxRetries: 2, BackoffBase: 10 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -22,11 +24,12 @@ func cachedClient(t testing.TB, srv *fake.Server, dir string) *llm.Client {
 // A second run over the same requests makes no call (MC-REQ-06: ≥ 50%;
 // here 100%), samples are cached separately, errors are not cached.
 func TestCacheRepeatRunMakesNoCalls(t *testing.T) {
-	t.Cleanup(func() { cache.CloseShared() })
+	stores := cache.NewStores()
+	t.Cleanup(func() { stores.Close() })
 	srv := fake.New(fake.OpenAI)
 	t.Cleanup(srv.Close)
 	dir := t.TempDir()
-	c := cachedClient(t, srv, dir)
+	c := cachedClient(t, srv, dir, stores)
 	srv.Script(fake.Fault{Kind: fake.FaultBad})
 	if _, err := ask(c, "q0", 0); err == nil {
 		t.Fatal("want the scripted 400")
@@ -43,7 +46,7 @@ func TestCacheRepeatRunMakesNoCalls(t *testing.T) {
 		t.Fatalf("first run calls = %d, want 7 (1 failed + 3 questions × 2 samples)", srv.Calls())
 	}
 	// A new client on the same store: a second run of the pipeline.
-	c2 := cachedClient(t, srv, dir)
+	c2 := cachedClient(t, srv, dir, stores)
 	for _, q := range []string{"q0", "q1", "q2"} {
 		for s := range 2 {
 			r, err := ask(c2, q, s)
@@ -66,10 +69,11 @@ func TestCacheRepeatRunMakesNoCalls(t *testing.T) {
 
 // BenchmarkCacheHit is a whole Complete answered from the disk cache.
 func BenchmarkCacheHit(b *testing.B) {
-	b.Cleanup(func() { cache.CloseShared() })
+	stores := cache.NewStores()
+	b.Cleanup(func() { stores.Close() })
 	srv := fake.New(fake.OpenAI)
 	b.Cleanup(srv.Close)
-	c := cachedClient(b, srv, b.TempDir())
+	c := cachedClient(b, srv, b.TempDir(), stores)
 	req := c.NewRequest("", []llm.Message{{Role: "user", Content: "How many users are there?"}}, 0)
 	if _, err := c.Complete(context.Background(), req); err != nil {
 		b.Fatal(err)

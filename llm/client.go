@@ -22,7 +22,8 @@ type Client struct {
 	prov      Provider
 	lim       *Limiter
 	storeOnce sync.Once
-	store     *cache.Store // set by cacheStore; nil: no cache
+	store     *cache.Store  // set by cacheStore; nil: no cache
+	stores    *cache.Stores // where the cache is opened (its Pool's)
 
 	warning string // guarded by mu
 
@@ -81,12 +82,17 @@ func (c *Client) cacheStore() *cache.Store {
 		if c.cfg.CacheDir != "" {
 			path = filepath.Join(c.cfg.CacheDir, "llm.bolt")
 		}
-		s, err := cache.Shared(path)
+		stores := c.stores
+		if stores == nil {
+			stores = cache.NewStores() // a client of its own (tests, tools)
+			c.stores = stores
+		}
+		s, err := stores.Open(path)
 		if err != nil {
 			c.mu.Lock()
 			c.warning = err.Error() + "; using a memory cache for this run"
 			c.mu.Unlock()
-			s, _ = cache.Shared("")
+			s, _ = stores.Open("")
 		}
 		c.store = s
 	})
@@ -359,35 +365,49 @@ func estimateTokens(r *Request) int {
 	return n/4 + out
 }
 
-var pool struct {
-	sync.Mutex
-	m map[string]*Client
+// Pool holds one Client per endpoint configuration for its owner (one
+// run, built in main and passed down): every stage and metric naming the
+// same model block (the same configuration) shares one limiter, one retry
+// budget, one cost guard. Its clients' response caches come from stores.
+type Pool struct {
+	mu     sync.Mutex
+	m      map[string]*Client
+	stores *cache.Stores
+	own    bool // the pool made stores and closes them
 }
 
-// Shared returns the process's Client for cfg's endpoint, creating it on
-// first use: every stage and metric naming the same model block (the same
-// configuration) shares one limiter, one retry budget, one cost guard.
-func Shared(cfg Config) (*Client, error) {
+// NewPool returns an empty pool whose clients open their caches through
+// stores (nil: a set of its own, closed by Close).
+func NewPool(stores *cache.Stores) *Pool {
+	p := &Pool{m: map[string]*Client{}, stores: stores}
+	if stores == nil {
+		p.stores, p.own = cache.NewStores(), true
+	}
+	return p
+}
+
+// Client returns the pool's Client for cfg's endpoint, creating it on first
+// use.
+func (p *Pool) Client(cfg Config) (*Client, error) {
 	id := cfg.Identity()
-	pool.Lock()
-	defer pool.Unlock()
-	if c, ok := pool.m[id]; ok {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if c, ok := p.m[id]; ok {
 		return c, nil
 	}
 	c, err := New(cfg, nil)
 	if err != nil {
 		return nil, err
 	}
-	if pool.m == nil {
-		pool.m = map[string]*Client{}
-	}
-	pool.m[id] = c
+	c.stores = p.stores
+	p.m[id] = c
 	return c, nil
 }
 
-// ResetShared forgets every shared Client (tests).
-func ResetShared() {
-	pool.Lock()
-	pool.m = nil
-	pool.Unlock()
+// Close closes the caches the pool opened itself.
+func (p *Pool) Close() error {
+	if p.own {
+		return p.stores.Close()
+	}
+	return nil
 }

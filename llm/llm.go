@@ -15,9 +15,9 @@
 // transient failures only, a per-call timeout, a quota latch (once the
 // provider says the quota is exhausted no further call is made), a max_cost
 // guard, token and cost accounting, and a content-addressed response cache
-// (package cache). Shared returns one Client per endpoint configuration for
-// the whole process, so a generator and a judge on the same endpoint share
-// its limiter.
+// (package cache). A Pool holds one Client per endpoint configuration for
+// a run (built in main and passed down, never a process global), so a
+// generator and a judge on the same endpoint share its limiter.
 //
 // API keys are read from the environment when a Client is built and are
 // never part of a cache key, a cache entry, an error message or a Config

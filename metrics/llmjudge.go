@@ -196,6 +196,11 @@ func parseLLMJudgeVerdict(text, reasonField string, graded bool) (LLMJudgeVerdic
 	return v, nil
 }
 
+// PoolOption is the Options key under which the score stage passes the
+// run's model clients (an *llm.Pool) to metrics that call a model. HCL
+// cannot produce such a value, so a metric block cannot set it.
+const PoolOption = "\x00llm_pool"
+
 func newLLMJudge(info Info, o Options, graded bool, system, reason string) (ItemMetric, error) {
 	mv, ok := o["model"]
 	if !ok {
@@ -209,7 +214,11 @@ func newLLMJudge(info Info, o Options, graded bool, system, reason string) (Item
 	if err != nil {
 		return nil, fmt.Errorf("model.%v: %w", m["name"], err)
 	}
-	client, err := llm.Shared(cfg)
+	pool, _ := o[PoolOption].(*llm.Pool)
+	if pool == nil {
+		pool = llm.NewPool(nil) // a judge built on its own (tests, tools)
+	}
+	client, err := pool.Client(cfg)
 	if err != nil {
 		return nil, err
 	}

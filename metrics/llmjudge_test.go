@@ -2,13 +2,13 @@ package metrics
 
 import (
 	"context"
+	"github.com/evalflow/evalflow/cache"
+	"github.com/evalflow/evalflow/llm"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/evalflow/evalflow/cache"
 	"github.com/evalflow/evalflow/item"
-	"github.com/evalflow/evalflow/llm"
 	"github.com/evalflow/evalflow/llm/fake"
 )
 
@@ -42,12 +42,14 @@ func llmJudgeModel(srv *fake.Server, dir string) map[string]any {
 }
 
 func TestLLMJudgeQueryCorrectnessSeed001(t *testing.T) {
-	t.Cleanup(func() { cache.CloseShared(); llm.ResetShared() })
 	srv := llmJudgeServer(t)
 	dir := t.TempDir()
+	// Each judge is a new run's: its own model clients, the same disk cache.
+	stores := cache.NewStores()
+	t.Cleanup(func() { stores.Close() })
 	newJudge := func() ItemMetric {
 		def, _ := Default.Lookup("query_correctness")
-		m, err := def.NewItem(Options{"model": llmJudgeModel(srv, dir)})
+		m, err := def.NewItem(Options{"model": llmJudgeModel(srv, dir), PoolOption: llm.NewPool(stores)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -84,7 +86,6 @@ func TestLLMJudgeQueryCorrectnessSeed001(t *testing.T) {
 	// MC-REQ-06: a repeated run (a new judge, the same disk cache) makes no
 	// call, and a hit answers well under 10 ms.
 	calls := srv.Calls()
-	llm.ResetShared()
 	m2 := newJudge()
 	for _, c := range cases {
 		start := time.Now()
@@ -104,7 +105,6 @@ func TestLLMJudgeQueryCorrectnessSeed001(t *testing.T) {
 // MC-REQ-07: a judge slower than the timeout yields 0.0 with an error flag,
 // and the failure is not cached.
 func TestLLMJudgeTimeout(t *testing.T) {
-	t.Cleanup(func() { cache.CloseShared(); llm.ResetShared() })
 	srv := llmJudgeServer(t, fake.WithLatency(2*time.Second))
 	def, _ := Default.Lookup("query_correctness")
 	m, err := def.NewItem(Options{"model": llmJudgeModel(srv, t.TempDir()), "timeout": "200ms"})
@@ -125,7 +125,6 @@ func TestLLMJudgeTimeout(t *testing.T) {
 }
 
 func TestLLMJudgeQASSemantic(t *testing.T) {
-	t.Cleanup(func() { cache.CloseShared(); llm.ResetShared() })
 	srv := llmJudgeServer(t)
 	def, _ := Default.Lookup("qas_semantic")
 	m, err := def.NewItem(Options{"model": llmJudgeModel(srv, t.TempDir())})

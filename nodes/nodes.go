@@ -15,6 +15,7 @@ import (
 
 	"github.com/evalflow/evalflow/dsl"
 	"github.com/evalflow/evalflow/item"
+	"github.com/evalflow/evalflow/llm"
 	"github.com/evalflow/evalflow/metrics"
 )
 
@@ -95,6 +96,9 @@ type Env struct {
 	// Blocks are all stage blocks by name, for walking the chain.
 	Blocks  map[string]*dsl.Stage
 	Metrics *metrics.Registry
+	// LLM holds the run's model clients (one per endpoint), shared by every
+	// stage and judge that names the same model block.
+	LLM *llm.Pool
 }
 
 // Upstream walks the input chain from this stage and returns the nearest

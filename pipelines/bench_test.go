@@ -49,7 +49,7 @@ func BenchmarkGeoQueryReplay(b *testing.B) {
 				if diags.HasErrors() {
 					b.Fatal(diags)
 				}
-				pl, diags := planner.Build(p, planner.Options{})
+				pl, diags := planner.Build(context.Background(), p, planner.Options{})
 				if diags.HasErrors() {
 					pl.Close()
 					b.Fatal(diags)

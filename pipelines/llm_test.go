@@ -10,9 +10,7 @@ import (
 
 	_ "modernc.org/sqlite"
 
-	"github.com/evalflow/evalflow/cache"
 	"github.com/evalflow/evalflow/item"
-	"github.com/evalflow/evalflow/llm"
 	"github.com/evalflow/evalflow/llm/fake"
 	"github.com/evalflow/evalflow/planner"
 )
@@ -21,7 +19,6 @@ import (
 // fake server of each protocol: generate → validate → execute → refine →
 // score (judges included) → aggregate.
 func TestLLMPipelineEveryProvider(t *testing.T) {
-	t.Cleanup(func() { cache.CloseShared(); llm.ResetShared() })
 	dir := t.TempDir()
 	db, err := sql.Open("sqlite", filepath.Join(dir, "shop.sqlite"))
 	if err != nil {

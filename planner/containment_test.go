@@ -174,7 +174,7 @@ func TestContainmentNeedsARoot(t *testing.T) {
 			if diags.HasErrors() {
 				t.Fatal(diags)
 			}
-			pl, diags := planner.Build(p, planner.Options{})
+			pl, diags := planner.Build(context.Background(), p, planner.Options{})
 			defer pl.Close()
 			if !diags.HasErrors() || !strings.Contains(diags.Error(), tc.want) || !strings.Contains(diags.Error(), "root") {
 				t.Errorf("diags = %v, want a positioned error (%s) asking for a root", diags, tc.want)
@@ -182,7 +182,7 @@ func TestContainmentNeedsARoot(t *testing.T) {
 			// A declared root makes it valid.
 			os.WriteFile(path, []byte(strings.Replace(src, "  kind = \"sqlite\"\n", "  kind = \"sqlite\"\n  root = \"dbs\"\n", 1)), 0o644)
 			p, _ = dsl.Load(path, dsl.LoadOptions{Env: []string{}})
-			pl2, diags := planner.Build(p, planner.Options{})
+			pl2, diags := planner.Build(context.Background(), p, planner.Options{})
 			defer pl2.Close()
 			if diags.HasErrors() {
 				t.Errorf("with root declared: %v", diags)

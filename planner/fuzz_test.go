@@ -1,6 +1,7 @@
 package planner_test
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -39,7 +40,7 @@ func planWithin(t *testing.T, src []byte, limit time.Duration) {
 			ch <- result{diags: d}
 			return
 		}
-		pl, d2 := planner.Build(p, planner.Options{})
+		pl, d2 := planner.Build(context.Background(), p, planner.Options{})
 		pl.Close()
 		ch <- result{diags: append(d, d2...)}
 	}()

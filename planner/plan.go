@@ -7,6 +7,7 @@
 package planner
 
 import (
+	"context"
 	"fmt"
 	"sort"
 	"strings"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/evalflow/evalflow/dsl"
 	"github.com/evalflow/evalflow/engine"
+	"github.com/evalflow/evalflow/llm"
 	"github.com/evalflow/evalflow/metrics"
 	"github.com/evalflow/evalflow/nodes"
 )
@@ -27,6 +29,9 @@ type Options struct {
 	// Concurrency, when > 0, overrides every stage's concurrency
 	// (-concurrency on the command line).
 	Concurrency int
+	// LLM holds the model clients the stages share; nil: the plan makes a
+	// pool of its own and closes it with the plan.
+	LLM *llm.Pool
 }
 
 // Node is one planned stage.
@@ -53,11 +58,13 @@ type Plan struct {
 	// records (aggregate).
 	Chain      []*Node
 	Collectors []*Node
+
+	ownLLM *llm.Pool // closed by Close when Build made it
 }
 
 // Build plans p. On error the returned plan may be partial and must still be
 // closed.
-func Build(p *dsl.Pipeline, opts Options) (*Plan, hcl.Diagnostics) {
+func Build(ctx context.Context, p *dsl.Pipeline, opts Options) (*Plan, hcl.Diagnostics) {
 	if opts.Stages == nil {
 		opts.Stages = nodes.Default
 	}
@@ -68,6 +75,10 @@ func Build(p *dsl.Pipeline, opts Options) (*Plan, hcl.Diagnostics) {
 		opts.Engines = engine.Default
 	}
 	pl := &Plan{Pipeline: p, Engines: map[string]*nodes.Engine{}}
+	if opts.LLM == nil {
+		opts.LLM = llm.NewPool(nil)
+		pl.ownLLM = opts.LLM
+	}
 	var diags hcl.Diagnostics
 
 	blocks := map[string]*dsl.Stage{}
@@ -142,7 +153,7 @@ func Build(p *dsl.Pipeline, opts Options) (*Plan, hcl.Diagnostics) {
 		if maxOpen == 0 {
 			maxOpen = demand
 		}
-		ex, err := opts.Engines.New(e.Kind, engine.Config{
+		ex, err := opts.Engines.New(ctx, e.Kind, engine.Config{
 			Options: e.Options, ReadOnly: e.ReadOnly, Timeout: e.Timeout, MaxRows: e.MaxRows, MaxOpen: maxOpen,
 		})
 		if err != nil {
@@ -167,7 +178,7 @@ func Build(p *dsl.Pipeline, opts Options) (*Plan, hcl.Diagnostics) {
 
 	built := map[string]nodes.Stage{}
 	for _, n := range order {
-		env := &nodes.Env{Pipeline: p, Block: n.Block, Engines: pl.Engines, Built: built, Blocks: blocks, Metrics: opts.Metrics}
+		env := &nodes.Env{Pipeline: p, Block: n.Block, Engines: pl.Engines, Built: built, Blocks: blocks, Metrics: opts.Metrics, LLM: opts.LLM}
 		st, d := n.Kind.Factory(env)
 		diags = append(diags, d...)
 		if st == nil {
@@ -198,6 +209,12 @@ func (pl *Plan) Close() error {
 				first = err
 			}
 		}
+	}
+	if pl.ownLLM != nil {
+		if err := pl.ownLLM.Close(); err != nil && first == nil {
+			first = err
+		}
+		pl.ownLLM = nil
 	}
 	return first
 }

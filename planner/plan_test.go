@@ -3,6 +3,7 @@ package planner_test
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"flag"
 	"os"
 	"path/filepath"
@@ -48,7 +49,7 @@ func TestErrorFixtures(t *testing.T) {
 			fh.Close()
 			p, diags := dsl.Load(f, dsl.LoadOptions{Env: []string{}})
 			if !diags.HasErrors() {
-				pl, d := planner.Build(p, planner.Options{})
+				pl, d := planner.Build(context.Background(), p, planner.Options{})
 				diags = append(diags, d...)
 				pl.Close()
 			}
@@ -92,7 +93,7 @@ func TestPlanGolden(t *testing.T) {
 			if diags.HasErrors() {
 				t.Fatal(diags)
 			}
-			pl, diags := planner.Build(p, planner.Options{})
+			pl, diags := planner.Build(context.Background(), p, planner.Options{})
 			defer pl.Close()
 			if diags.HasErrors() {
 				t.Fatal(diags)
@@ -125,7 +126,7 @@ func TestPlanOrderAndOverride(t *testing.T) {
 	if diags.HasErrors() {
 		t.Fatal(diags)
 	}
-	pl, diags := planner.Build(p, planner.Options{Concurrency: 7})
+	pl, diags := planner.Build(context.Background(), p, planner.Options{Concurrency: 7})
 	defer pl.Close()
 	if diags.HasErrors() {
 		t.Fatal(diags)

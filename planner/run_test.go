@@ -102,7 +102,7 @@ func build(t testing.TB, dir, src string, opts planner.Options) *planner.Plan {
 	if diags.HasErrors() {
 		t.Fatal(diags)
 	}
-	pl, diags := planner.Build(p, opts)
+	pl, diags := planner.Build(context.Background(), p, opts)
 	t.Cleanup(func() { pl.Close() })
 	if diags.HasErrors() {
 		t.Fatal(diags)

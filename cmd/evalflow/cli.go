@@ -57,9 +57,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case "run":
 		return cmdRun(ctx, rest, stdout, stderr)
 	case "plan":
-		return cmdPlan(rest, stdout, stderr)
+		return cmdPlan(ctx, rest, stdout, stderr)
 	case "validate":
-		return cmdValidate(rest, stdout, stderr)
+		return cmdValidate(ctx, rest, stdout, stderr)
 	case "fmt":
 		return cmdFmt(rest, stdout, stderr)
 	case "metrics":

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -9,7 +10,7 @@ import (
 	"github.com/evalflow/evalflow/planner"
 )
 
-func cmdValidate(args []string, stdout, stderr io.Writer) int {
+func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("validate", "validate [-var name=value] [-var-file f] PIPELINE", stderr)
 	var pf pipelineFlags
 	pf.register(fs)
@@ -27,7 +28,7 @@ func cmdValidate(args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return exitConfig
 	}
-	pl, diags := planner.Build(p, planner.Options{})
+	pl, diags := planner.Build(ctx, p, planner.Options{})
 	defer pl.Close()
 	writeDiags(stderr, diags)
 	if diags.HasErrors() {
@@ -37,7 +38,7 @@ func cmdValidate(args []string, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
-func cmdPlan(args []string, stdout, stderr io.Writer) int {
+func cmdPlan(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("plan", "plan [-format text|dot] [-var name=value] [-var-file f] PIPELINE", stderr)
 	var pf pipelineFlags
 	pf.register(fs)
@@ -61,7 +62,7 @@ func cmdPlan(args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return exitConfig
 	}
-	pl, diags := planner.Build(p, planner.Options{Concurrency: *conc})
+	pl, diags := planner.Build(ctx, p, planner.Options{Concurrency: *conc})
 	defer pl.Close()
 	writeDiags(stderr, diags)
 	if diags.HasErrors() {

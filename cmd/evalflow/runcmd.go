@@ -18,9 +18,11 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/evalflow/evalflow/cache"
 	"github.com/evalflow/evalflow/dataset"
 	"github.com/evalflow/evalflow/dsl"
 	"github.com/evalflow/evalflow/item"
+	"github.com/evalflow/evalflow/llm"
 	"github.com/evalflow/evalflow/nodes"
 	"github.com/evalflow/evalflow/nodes/aggregate"
 	"github.com/evalflow/evalflow/planner"
@@ -112,7 +114,12 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return exitConfig
 	}
-	pl, diags := planner.Build(p, planner.Options{Concurrency: *conc})
+	// The run's shared state is built here and passed down: the model
+	// clients (one per endpoint) and the response caches they open.
+	stores := cache.NewStores()
+	defer stores.Close()
+	pool := llm.NewPool(stores)
+	pl, diags := planner.Build(ctx, p, planner.Options{Concurrency: *conc, LLM: pool})
 	defer pl.Close()
 	writeDiags(stderr, diags)
 	if diags.HasErrors() {

@@ -82,7 +82,7 @@ const (
 )
 
 func init() {
-	engine.Register(Kind, func(cfg engine.Config) (engine.Executor, error) { return New(cfg) })
+	engine.Register(Kind, func(_ context.Context, cfg engine.Config) (engine.Executor, error) { return New(cfg) })
 }
 
 // Executor runs queries on DuckDB database files. It implements

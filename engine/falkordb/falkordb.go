@@ -101,7 +101,7 @@ const (
 )
 
 func init() {
-	engine.Register(Kind, func(cfg engine.Config) (engine.Executor, error) { return New(cfg) })
+	engine.Register(Kind, func(ctx context.Context, cfg engine.Config) (engine.Executor, error) { return NewContext(ctx, cfg) })
 }
 
 // Executor runs Cypher queries on FalkorDB. It implements engine.Executor,
@@ -131,7 +131,11 @@ var (
 // New returns an Executor for cfg; see the package documentation for the
 // options. With start it starts the server before returning; with load it
 // loads the graphs.
-func New(cfg engine.Config) (*Executor, error) {
+func New(cfg engine.Config) (*Executor, error) { return NewContext(context.Background(), cfg) }
+
+// NewContext is New bounded by ctx: starting a private server and loading
+// its graphs stop when ctx is done (Ctrl-C while a run starts).
+func NewContext(parent context.Context, cfg engine.Config) (*Executor, error) {
 	e := &Executor{
 		timeout: cfg.Timeout,
 		maxRows: cfg.MaxRows,
@@ -190,7 +194,7 @@ func New(cfg engine.Config) (*Executor, error) {
 	case !start && (module != "" || server != ""):
 		return nil, errors.New("falkordb: options module and server only apply with start = true")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(parent, 30*time.Second)
 	defer cancel()
 	if start {
 		if module == "" {

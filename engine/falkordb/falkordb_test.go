@@ -302,7 +302,7 @@ func TestRegistered(t *testing.T) {
 	if !ok {
 		t.Fatal("falkordb not registered")
 	}
-	_, err := fn(engine.Config{})
+	_, err := fn(context.Background(), engine.Config{})
 	if err == nil || !strings.Contains(err.Error(), "addr") {
 		t.Errorf("New without options: %v", err)
 	}

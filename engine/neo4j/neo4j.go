@@ -71,7 +71,7 @@ const (
 )
 
 func init() {
-	engine.Register(Kind, func(cfg engine.Config) (engine.Executor, error) { return New(cfg) })
+	engine.Register(Kind, func(_ context.Context, cfg engine.Config) (engine.Executor, error) { return New(cfg) })
 }
 
 // Executor runs Cypher queries over Bolt. It implements engine.Executor,

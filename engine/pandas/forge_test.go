@@ -18,10 +18,10 @@ func TestCannotForgeResult(t *testing.T) {
 	people := testdata(t, "people/people.csv")
 	forged := `{"ok": true, "table": {"columns": [{"name": "x", "type": "int"}], "rows": [[42]]}, "source": "expression"}\n`
 	for name, code := range map[string]string{
-		"fd 3": "import os\nos.write(3, b'ready\\n" + forged + "')\nos._exit(0)",
-		"every fd": "import os\nfor fd in range(3, 64):\n    try:\n        os.write(fd, b'" + forged + "')\n    except OSError:\n        pass\nos._exit(0)",
+		"fd 3":               "import os\nos.write(3, b'ready\\n" + forged + "')\nos._exit(0)",
+		"every fd":           "import os\nfor fd in range(3, 64):\n    try:\n        os.write(fd, b'" + forged + "')\n    except OSError:\n        pass\nos._exit(0)",
 		"proc of the parent": "import os\ntry:\n    with open('/proc/%d/fd/3' % os.getppid(), 'w') as f:\n        f.write('" + forged + "')\nexcept OSError:\n    pass\nos._exit(0)",
-		"kill the parent": "import os, signal\nos.kill(os.getppid(), signal.SIGKILL)\n42",
+		"kill the parent":    "import os, signal\nos.kill(os.getppid(), signal.SIGKILL)\n42",
 	} {
 		t.Run(name, func(t *testing.T) {
 			res, err := e.Execute(context.Background(), engine.Query{Text: strings.ReplaceAll(code, `\n"}`, `"}`), DB: people})

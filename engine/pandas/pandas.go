@@ -116,7 +116,7 @@ const (
 var runnerScript string
 
 func init() {
-	engine.Register(Kind, func(cfg engine.Config) (engine.Executor, error) { return New(cfg) })
+	engine.Register(Kind, func(_ context.Context, cfg engine.Config) (engine.Executor, error) { return New(cfg) })
 }
 
 // Executor runs pandas code in a sandbox. It implements engine.Executor,

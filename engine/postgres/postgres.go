@@ -89,7 +89,7 @@ const (
 const grace = time.Second
 
 func init() {
-	engine.Register(Kind, func(cfg engine.Config) (engine.Executor, error) { return New(cfg) })
+	engine.Register(Kind, func(_ context.Context, cfg engine.Config) (engine.Executor, error) { return New(cfg) })
 }
 
 // Executor runs queries on one PostgreSQL server. It implements

@@ -402,7 +402,7 @@ func TestConnectionStateDoesNotLeak(t *testing.T) {
 }
 
 func TestRegistered(t *testing.T) {
-	x, err := engine.New(Kind, engine.Config{})
+	x, err := engine.New(context.Background(), Kind, engine.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -144,7 +144,7 @@ const (
 const emptyGraph = "urn:evalflow:empty-dataset"
 
 func init() {
-	engine.Register(Kind, func(cfg engine.Config) (engine.Executor, error) { return New(cfg) })
+	engine.Register(Kind, func(_ context.Context, cfg engine.Config) (engine.Executor, error) { return New(cfg) })
 }
 
 var (

@@ -508,7 +508,7 @@ func TestOptions(t *testing.T) {
 			t.Errorf("New(%v) = %v, want error containing %q", c.opts, err, c.err)
 		}
 	}
-	if _, err := engine.New(sparql.Kind, engine.Config{Options: map[string]any{"endpoint": "http://127.0.0.1:1/sparql"}}); err != nil {
+	if _, err := engine.New(context.Background(), sparql.Kind, engine.Config{Options: map[string]any{"endpoint": "http://127.0.0.1:1/sparql"}}); err != nil {
 		t.Errorf("registered kind: %v", err)
 	}
 }

@@ -85,7 +85,7 @@ const (
 )
 
 func init() {
-	engine.Register(Kind, func(cfg engine.Config) (engine.Executor, error) { return New(cfg) })
+	engine.Register(Kind, func(_ context.Context, cfg engine.Config) (engine.Executor, error) { return New(cfg) })
 }
 
 // Executor runs queries on SQLite database files. It implements

@@ -456,7 +456,7 @@ func TestRegistered(t *testing.T) {
 	if !found {
 		t.Fatalf("kind %q not in %v", Kind, engine.Names())
 	}
-	x, err := engine.New(Kind, engine.Config{})
+	x, err := engine.New(context.Background(), Kind, engine.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -113,7 +113,7 @@ func NewLLM(env *nodes.Env) (nodes.Stage, hcl.Diagnostics) {
 			g.ModelName, _ = m["name"].(string)
 			cfg, err := llm.ParseConfig(m)
 			if err == nil {
-				g.Client, err = llm.Shared(cfg)
+				g.Client, err = env.LLM.Client(cfg)
 			}
 			if err != nil {
 				a.Diags = append(a.Diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid model block",

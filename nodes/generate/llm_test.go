@@ -14,11 +14,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 	_ "modernc.org/sqlite"
 
-	"github.com/evalflow/evalflow/cache"
 	"github.com/evalflow/evalflow/dsl"
 	_ "github.com/evalflow/evalflow/engine/sqlite"
 	"github.com/evalflow/evalflow/item"
-	"github.com/evalflow/evalflow/llm"
 	"github.com/evalflow/evalflow/llm/fake"
 	"github.com/evalflow/evalflow/nodes"
 	_ "github.com/evalflow/evalflow/nodes/all"
@@ -127,7 +125,7 @@ func runLLM(t *testing.T, dir, baseURL string, samples int, out string, vars ...
 	if diags.HasErrors() {
 		t.Fatal(diags)
 	}
-	pl, diags := planner.Build(p, planner.Options{})
+	pl, diags := planner.Build(context.Background(), p, planner.Options{})
 	if diags.HasErrors() {
 		t.Fatal(diags)
 	}
@@ -172,7 +170,6 @@ func runLLM(t *testing.T, dir, baseURL string, samples int, out string, vars ...
 // fails, refine feeds the error back, the second answer passes. Verified in
 // attempts.parquet. A second run of the same pipeline makes no call.
 func TestLLMRefineEndToEnd(t *testing.T) {
-	t.Cleanup(func() { cache.CloseShared(); llm.ResetShared() })
 	dir := t.TempDir()
 	shop(t, dir, []map[string]any{
 		{"id": "1", "question": "How many items are there?", "gold": "SELECT count(*) FROM item", "db": "shop"},
@@ -237,7 +234,6 @@ func TestLLMRefineEndToEnd(t *testing.T) {
 	}
 
 	// Same pipeline again: every answer from the cache.
-	llm.ResetShared()
 	rows, _ = runLLM(t, dir, srv.URL, 1, "run2")
 	if srv.Calls() != calls {
 		t.Errorf("second run made %d calls", srv.Calls()-calls)
@@ -255,7 +251,6 @@ func TestLLMRefineEndToEnd(t *testing.T) {
 // With the quota exhausted mid-run, finished items keep their answers and
 // the rest are marked, with no further calls.
 func TestLLMQuotaMarksRemainingItems(t *testing.T) {
-	t.Cleanup(func() { cache.CloseShared(); llm.ResetShared() })
 	dir := t.TempDir()
 	var items []map[string]any
 	for i := range 6 {
@@ -290,7 +285,6 @@ func TestLLMQuotaMarksRemainingItems(t *testing.T) {
 // Crossing max_cost stops the whole run: Run returns *nodes.StopRun, the
 // items finished before are delivered, and no call follows the guard.
 func TestLLMMaxCostStopsTheRun(t *testing.T) {
-	t.Cleanup(func() { cache.CloseShared(); llm.ResetShared() })
 	dir := t.TempDir()
 	var items []map[string]any
 	for i := range 20 {
@@ -307,7 +301,7 @@ func TestLLMMaxCostStopsTheRun(t *testing.T) {
 	if diags.HasErrors() {
 		t.Fatal(diags)
 	}
-	pl, diags := planner.Build(p, planner.Options{})
+	pl, diags := planner.Build(context.Background(), p, planner.Options{})
 	if diags.HasErrors() {
 		t.Fatal(diags)
 	}

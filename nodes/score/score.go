@@ -96,6 +96,9 @@ func New(env *nodes.Env) (nodes.Stage, hcl.Diagnostics) {
 			return
 		}
 		seen[as] = rng
+		if env.LLM != nil {
+			opts[metrics.PoolOption] = env.LLM
+		}
 		if def.NewItem != nil {
 			m, err := def.NewItem(opts)
 			if err != nil {

@@ -288,7 +288,7 @@ stage "validate" {
 		if diags.HasErrors() {
 			t.Fatal(diags)
 		}
-		pl, diags := planner.Build(p, planner.Options{})
+		pl, diags := planner.Build(context.Background(), p, planner.Options{})
 		if pl != nil {
 			t.Cleanup(func() { pl.Close() })
 		}
