@@ -322,3 +322,22 @@ func TestLLMMaxCostStopsTheRun(t *testing.T) {
 		t.Error("no record delivered: finished items must be kept")
 	}
 }
+
+// TestLLMFailedCallIsAnItemError: a model call that still fails after its
+// retries produced nothing to score: the item is an error (retried by the
+// next run), not a failed prediction scored 0; with samples = 2, one
+// failed sample is enough.
+func TestLLMFailedCallIsAnItemError(t *testing.T) {
+	dir := t.TempDir()
+	shop(t, dir, []map[string]any{
+		{"id": "1", "question": "How many items are there?", "gold": "SELECT count(*) FROM item", "db": "shop"},
+	})
+	srv := fake.New(fake.OpenAI, fake.WithResponder(func(fake.Request) string { return "SELECT count(*) FROM item" }))
+	t.Cleanup(srv.Close)
+	// 401 is not retried: the call fails at once.
+	srv.Script(fake.Fault{Kind: fake.FaultAuth})
+	_, recs := runLLM(t, dir, srv.URL, 2, "run")
+	if len(recs) != 1 || recs[0].Status != "error" || !strings.Contains(recs[0].Error, "model call failed") {
+		t.Fatalf("status %q error %q, want an item error naming the failed call", recs[0].Status, recs[0].Error)
+	}
+}
