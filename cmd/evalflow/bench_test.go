@@ -29,6 +29,7 @@ func BenchmarkReplayRSS(b *testing.B) {
 			repo, _ := filepath.Abs(filepath.Join("..", ".."))
 			var peak int64
 			var total time.Duration
+			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				cmd := exec.Command(bin, "run", filepath.Join(repo, "pipelines", "text2sql-replay.hcl"),
 					"-var", "dataset=q.jsonl", "-var", "predictions=p.jsonl",
