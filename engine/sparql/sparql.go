@@ -115,6 +115,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -122,6 +123,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/evalflow/evalflow/engine"
@@ -549,7 +551,12 @@ func (e *Executor) do(ctx context.Context, endpoint, query string, params url.Va
 	}
 	resp, err := e.client.Do(req)
 	if err != nil {
-		return nil, false, &engine.Error{Class: item.ClassExecution, Msg: "sparql: " + err.Error(), Err: err}
+		// A transport failure that is not this query's own deadline is the
+		// server's: the embedded one is killed and restarted when another
+		// item's query times out, taking its in-flight queries with it.
+		// That is no verdict on this query: a harness error (retried),
+		// never a silent 0.
+		return nil, false, &engine.Error{Class: item.ClassExecution, Msg: "sparql: " + err.Error(), Err: err, Unavailable: ctx.Err() == nil}
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
@@ -569,7 +576,9 @@ func (e *Executor) do(ctx context.Context, endpoint, query string, params url.Va
 	}
 	res, err := Decode(resp.Body, resp.Header.Get("Content-Type"), maxRows, ask)
 	if err != nil {
-		return nil, ctx.Err() == nil, &engine.Error{Class: item.ClassExecution, Msg: "sparql: reading results: " + err.Error(), Err: err}
+		var netErr *net.OpError
+		lost := ctx.Err() == nil && (errors.Is(err, io.ErrUnexpectedEOF) || errors.As(err, &netErr) || errors.Is(err, syscall.ECONNRESET))
+		return nil, ctx.Err() == nil, &engine.Error{Class: item.ClassExecution, Msg: "sparql: reading results: " + err.Error(), Err: err, Unavailable: lost}
 	}
 	if res.Truncated {
 		// Drain a little so the connection can be reused; give up past 1 MiB.
