@@ -198,6 +198,12 @@ func TestFIFOOpenHonoursCancel(t *testing.T) {
 	case <-time.After(2 * time.Second):
 		t.Fatal("Open of a FIFO ignored cancellation")
 	}
+	// A second FIFO: the first may still see the abandoned open's cleanup.
+	fifo = filepath.Join(dir, "q2.jsonl")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ds = &dsl.Dataset{Source: fifo, Format: "jsonl", ID: "id", Question: "question", Gold: "gold", DB: "db"}
 	go func() {
 		w, err := os.OpenFile(fifo, os.O_WRONLY, 0)
 		if err == nil {

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/evalflow/evalflow/dsl"
 	"github.com/evalflow/evalflow/item"
@@ -90,13 +91,22 @@ func spool(ctx context.Context, src string) (string, error) {
 		}
 		f = o.f
 	case <-ctx.Done():
-		// Unblock the pending open of a FIFO by opening its other end.
-		if w, err := os.OpenFile(src, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
-			w.Close()
-		}
+		// Unblock the pending open of a FIFO by opening its other end (the
+		// open may not have started yet: keep trying until it returns).
 		go func() {
-			if o := <-ch; o.f != nil {
-				o.f.Close()
+			for {
+				select {
+				case o := <-ch:
+					if o.f != nil {
+						o.f.Close()
+					}
+					return
+				default:
+				}
+				if w, err := os.OpenFile(src, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+					w.Close()
+				}
+				time.Sleep(10 * time.Millisecond)
 			}
 		}()
 		return "", context.Cause(ctx)
