@@ -443,7 +443,7 @@ func TestSignals(t *testing.T) {
 	cmd.Process.Signal(os.Interrupt)
 	time.Sleep(50 * time.Millisecond)
 	cmd.Process.Signal(os.Interrupt)
-	wait(cmd, time.Now(), time.Second)
+	wait(cmd, time.Now(), 2*time.Second)
 	if r := runBin(t, bin, dir, append(args, "-out", "twice")...); r.code != 0 {
 		t.Fatalf("resume after a double interrupt: exit %d\n%s", r.code, r.stderr)
 	}
