@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"net"
-	"net/url"
 	"os"
 	"slices"
 	"time"
@@ -59,32 +57,9 @@ func (pl *Plan) Preflight(ctx context.Context) error {
 		if v.IsNull() || !v.IsKnown() || v.Type() != cty.String || v.AsString() == "" {
 			continue
 		}
-		if err := dialURL(ctx, v.AsString()); err != nil {
+		if err := engine.Dial(ctx, v.AsString()); err != nil {
 			errs = append(errs, fmt.Errorf("model.%s: the endpoint %s cannot be reached: %v", m.Name, v.AsString(), err))
 		}
 	}
 	return errors.Join(errs...)
-}
-
-func dialURL(ctx context.Context, raw string) error {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return err
-	}
-	host := u.Host
-	if u.Port() == "" {
-		port := "80"
-		if u.Scheme == "https" {
-			port = "443"
-		}
-		host = net.JoinHostPort(u.Hostname(), port)
-	}
-	dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	var d net.Dialer
-	c, err := d.DialContext(dctx, "tcp", host)
-	if err != nil {
-		return err
-	}
-	return c.Close()
 }

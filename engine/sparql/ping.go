@@ -3,9 +3,9 @@ package sparql
 import (
 	"context"
 	"fmt"
-	"net"
-	"net/url"
 	"os/exec"
+
+	"github.com/evalflow/evalflow/engine"
 )
 
 // Ping checks what the engine needs before any item: an endpoint that
@@ -13,24 +13,10 @@ import (
 // package (installed by make deps).
 func (e *Executor) Ping(ctx context.Context) error {
 	if e.endpoint != "" {
-		u, err := url.Parse(e.endpoint)
-		if err != nil {
-			return err
-		}
-		host := u.Host
-		if u.Port() == "" {
-			port := "80"
-			if u.Scheme == "https" {
-				port = "443"
-			}
-			host = net.JoinHostPort(u.Hostname(), port)
-		}
-		var d net.Dialer
-		c, err := d.DialContext(ctx, "tcp", host)
-		if err != nil {
+		if err := engine.Dial(ctx, e.endpoint); err != nil {
 			return fmt.Errorf("the SPARQL endpoint %s cannot be reached: %v", e.endpoint, err)
 		}
-		return c.Close()
+		return nil
 	}
 	if e.ox != nil {
 		if _, err := lookupOxigraphDir(e.ox.dir); err != nil {
