@@ -108,6 +108,24 @@ func TestBadRowsBecomeInvalidItems(t *testing.T) {
 	}
 }
 
+// TestBadCSVRecords: a record with the wrong number of fields and an
+// unterminated quote are reported as invalid rows with their line, never
+// a crash, and the good rows around them are read.
+func TestBadCSVRecords(t *testing.T) {
+	p := write(t, "q.csv", "id,question\na,x\nb,y,extra\nc,z\n\"d,w\ne,v\n")
+	got := items(t, &dsl.Dataset{Source: p, Format: "csv", ID: "id", Question: "question", Gold: "gold", DB: "db"})
+	var ids []string
+	for _, it := range got {
+		ids = append(ids, it.ID)
+	}
+	if len(got) < 4 || got[0].ID != "a" || got[1].Invalid == "" || !strings.Contains(got[1].Invalid, "q.csv:3: unreadable CSV record") || got[2].ID != "c" {
+		t.Errorf("items %q; want a, an invalid row at line 3, c, then the unterminated quote reported", ids)
+	}
+	if last := got[len(got)-1]; last.Invalid == "" || !strings.Contains(last.Invalid, "q.csv:5:") {
+		t.Errorf("the unterminated quote at line 5: %+v", last)
+	}
+}
+
 // TestLineEndings: LF, CRLF and CR-only files have the same rows, and line
 // numbers count every ending.
 func TestLineEndings(t *testing.T) {

@@ -205,7 +205,6 @@ func readCSV(r io.Reader, path string, fn func(Row) error) error {
 		if err == io.EOF {
 			return nil
 		}
-		line, _ := cr.FieldPos(0)
 		if err != nil {
 			var pe *csv.ParseError
 			if !errors.As(err, &pe) || pe.StartLine == lastLine {
@@ -217,6 +216,7 @@ func readCSV(r io.Reader, path string, fn func(Row) error) error {
 			}
 			continue
 		}
+		line, _ := cr.FieldPos(0)
 		row := Row{Line: line, Names: header, Values: make([]any, len(rec))}
 		for i, s := range rec {
 			row.Values[i] = s
