@@ -126,6 +126,15 @@ func TestBadCSVRecords(t *testing.T) {
 	}
 }
 
+// TestByteOrderMark: a UTF-8 BOM before the first JSONL object is not data.
+func TestByteOrderMark(t *testing.T) {
+	p := write(t, "q.jsonl", "\ufeff"+`{"id":"a"}`+"\n"+`{"id":"b"}`+"\n")
+	got := items(t, &dsl.Dataset{Source: p, Format: "jsonl", ID: "id", Question: "question", Gold: "gold", DB: "db"})
+	if len(got) != 2 || got[0].ID != "a" || got[0].Invalid != "" {
+		t.Errorf("items = %+v", got)
+	}
+}
+
 // TestLineEndings: LF, CRLF and CR-only files have the same rows, and line
 // numbers count every ending.
 func TestLineEndings(t *testing.T) {

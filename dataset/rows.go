@@ -131,6 +131,9 @@ func readJSONL(r io.Reader, path string, fn func(Row) error) error {
 	lr := newLineReader(r)
 	for {
 		b, line, err := lr.next()
+		if line == 1 {
+			b = bytes.TrimPrefix(b, []byte("\ufeff")) // a byte-order mark some editors write
+		}
 		if b != nil {
 			if t := bytes.TrimSpace(b); len(t) > 0 {
 				row, derr := decodeObject(t)
