@@ -18,6 +18,7 @@ require (
 	github.com/sourcegraph/conc v0.3.0
 	github.com/zclconf/go-cty v1.19.0
 	go.etcd.io/bbolt v1.5.0
+	gonum.org/v1/gonum v0.17.0
 	google.golang.org/genai v1.77.0
 	modernc.org/libc v1.79.0
 	modernc.org/sqlite v1.61.1

@@ -12,6 +12,7 @@ need_apt=()
 # pg_ctl from Debian's postgresql package (scripts/postgres-test-cluster.sh).
 if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then need_apt+=(postgresql); fi
 if ! /usr/bin/python3 -c 'import pandas' >/dev/null 2>&1 || ! command -v bwrap >/dev/null; then need_apt+=(python3-pandas bubblewrap); fi # pandas engine: Debian's pandas for /usr/bin/python3, bubblewrap sandbox
+if ! command -v xmllint >/dev/null; then need_apt+=(libxml2-utils); fi # junit: -junit output is checked against its XSD with xmllint
 if ((${#need_apt[@]})); then
   if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; else SUDO=; fi
   $SUDO apt-get update -qq
