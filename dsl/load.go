@@ -36,6 +36,13 @@ type Pipeline struct {
 	Sinks     []*Sink
 	Models    []*Model // model blocks, by name (dsl/model.go)
 
+	// Sweep is the expanded sweep (the sweep block with -sweep and -var
+	// applied), nil when nothing is swept; Cells are its combinations and
+	// Cell the one whose values this pipeline was loaded with.
+	Sweep *Sweep
+	Cells []Cell
+	Cell  *Cell
+
 	ctx *hcl.EvalContext
 }
 
@@ -45,6 +52,11 @@ type LoadOptions struct {
 	VarFiles []string // -var-file paths, in command-line order
 	// Env is the environment read for EVALFLOW_VAR_*; nil means os.Environ().
 	Env []string
+	// Sweeps are -sweep VAR=V1,V2 options, in command-line order.
+	Sweeps []string
+	// Cell selects the sweep cell whose values the variables take (0: the
+	// first); ignored when nothing is swept.
+	Cell int
 }
 
 var rootSchema = &hcl.BodySchema{
@@ -56,6 +68,7 @@ var rootSchema = &hcl.BodySchema{
 		{Type: "stage", LabelNames: []string{"name"}},
 		{Type: "sink", LabelNames: []string{"name"}},
 		{Type: "model", LabelNames: []string{"name"}},
+		{Type: "sweep"},
 	},
 }
 
@@ -151,7 +164,39 @@ func Load(path string, opts LoadOptions) (*Pipeline, hcl.Diagnostics) {
 	if diags.HasErrors() {
 		return p, diags
 	}
-	diags = append(diags, resolveVariables(p.Variables, opts)...)
+	var sweep *Sweep
+	for _, b := range blocks.OfType("sweep") {
+		if sweep != nil {
+			diags = append(diags, errorf(&b.DefRange, "Duplicate sweep block",
+				"A pipeline has one sweep block (the first is at %s); put every dimension in it.", sweep.DeclRange))
+			continue
+		}
+		sw, d := decodeSweepBlock(b, p.Variables)
+		diags = append(diags, d...)
+		sweep = sw
+	}
+	if diags.HasErrors() {
+		return p, diags
+	}
+	sweep, d := applySweepFlags(sweep, p.Variables, opts)
+	diags = append(diags, d...)
+	if diags.HasErrors() {
+		return p, diags
+	}
+	var cellVars []CellVar
+	if sweep != nil {
+		cells, d := sweep.expand(p.Variables)
+		diags = append(diags, d...)
+		if diags.HasErrors() {
+			return p, diags
+		}
+		if opts.Cell < 0 || opts.Cell >= len(cells) {
+			return p, append(diags, errorf(sweep.DeclRange.Ptr(), "No such sweep cell", "Cell %d of %d.", opts.Cell+1, len(cells)))
+		}
+		p.Sweep, p.Cells, p.Cell = sweep, cells, &cells[opts.Cell]
+		cellVars = p.Cell.Vars
+	}
+	diags = append(diags, resolveVariables(p.Variables, opts, cellVars)...)
 	if diags.HasErrors() {
 		return p, diags
 	}

@@ -196,7 +196,7 @@ func loadVarFile(path string) ([]VarOverride, hcl.Diagnostics) {
 // resolveVariables applies the precedence defaults < EVALFLOW_VAR_name <
 // -var-file < -var, converts to the declared types, and checks every
 // variable has a value.
-func resolveVariables(vars map[string]*Variable, opts LoadOptions) hcl.Diagnostics {
+func resolveVariables(vars map[string]*Variable, opts LoadOptions, cell []CellVar) hcl.Diagnostics {
 	var diags hcl.Diagnostics
 	names := make([]string, 0, len(vars))
 	for n := range vars {
@@ -275,6 +275,10 @@ func resolveVariables(vars map[string]*Variable, opts LoadOptions) hcl.Diagnosti
 		if !vd.HasErrors() {
 			set(v, val, "-var", &hcl.Range{Filename: fn})
 		}
+	}
+	for _, cv := range cell {
+		// Converted when the sweep was expanded.
+		vars[cv.Name].Value, vars[cv.Name].Source = cv.Value, "sweep"
 	}
 	for _, n := range names {
 		v := vars[n]

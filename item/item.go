@@ -172,8 +172,11 @@ type Score struct {
 
 // Record is the state of one item inside a run.
 type Record struct {
-	Seq  int // position in the dataset after -limit/-sample, 0-based
+	Seq  int // position in the dataset after -limit/-sample, 0-based (in a sweep: across cells)
 	Item Item
+	// Cell indexes the sweep cell the record belongs to (0 outside a
+	// sweep).
+	Cell int
 
 	// Gold result, computed once per item however many samples or attempts.
 	GoldDone   bool

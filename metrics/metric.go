@@ -29,6 +29,12 @@ type Info struct {
 	Range       string // e.g. "[0,1]", "{0,1}"
 }
 
+// Binary reports whether a metric is declared 0/1 (its Range starts with
+// "{0,1}"): its confidence intervals are Wilson intervals and paired
+// comparisons use McNemar's test. The declaration decides, not the values
+// a run happened to observe.
+func (i Info) Binary() bool { return strings.HasPrefix(i.Range, "{0,1}") }
+
 // Exec runs a query on the item's engine (bound to the item's database) and
 // returns its typed result. It is nil when the pipeline has no engine.
 type Exec func(ctx context.Context, query string) (*table.Table, error)

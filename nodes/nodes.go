@@ -69,6 +69,13 @@ type Columns interface {
 	MetricColumns() []string
 }
 
+// BinaryColumns is implemented by stages whose metric columns include
+// metrics declared 0/1 (metrics.Info.Binary): aggregate gives them Wilson
+// intervals.
+type BinaryColumns interface {
+	BinaryColumns() []string
+}
+
 // Warner is implemented by stages that noticed something about the run as
 // a whole that is not an error of one item (predictions that match no
 // item, a group_by column no item has). The CLI prints the warnings and
@@ -99,6 +106,8 @@ type Env struct {
 	// LLM holds the run's model clients (one per endpoint), shared by every
 	// stage and judge that names the same model block.
 	LLM *llm.Pool
+	// CISeed seeds the bootstrap confidence intervals of aggregates.
+	CISeed uint64
 }
 
 // Upstream walks the input chain from this stage and returns the nearest

@@ -32,6 +32,8 @@ type Options struct {
 	// LLM holds the model clients the stages share; nil: the plan makes a
 	// pool of its own and closes it with the plan.
 	LLM *llm.Pool
+	// CISeed seeds the aggregates' bootstrap confidence intervals.
+	CISeed uint64
 }
 
 // Node is one planned stage.
@@ -178,7 +180,7 @@ func Build(ctx context.Context, p *dsl.Pipeline, opts Options) (*Plan, hcl.Diagn
 
 	built := map[string]nodes.Stage{}
 	for _, n := range order {
-		env := &nodes.Env{Pipeline: p, Block: n.Block, Engines: pl.Engines, Built: built, Blocks: blocks, Metrics: opts.Metrics, LLM: opts.LLM}
+		env := &nodes.Env{Pipeline: p, Block: n.Block, Engines: pl.Engines, Built: built, Blocks: blocks, Metrics: opts.Metrics, LLM: opts.LLM, CISeed: opts.CISeed}
 		st, d := n.Kind.Factory(env)
 		diags = append(diags, d...)
 		if st == nil {

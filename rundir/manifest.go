@@ -44,9 +44,27 @@ type Manifest struct {
 	// MetricsWithoutErrors are the overall means over items not in error,
 	// for metrics whose official profile counts errored items in Metrics.
 	MetricsWithoutErrors map[string]*float64 `json:"metrics_without_errors,omitempty"`
+	// Cells are a sweep run's cells with their variables and results (nil
+	// outside a sweep; then Metrics holds the results).
+	Cells []ManifestCell `json:"cells,omitempty"`
+	// CISeed seeds the bootstrap confidence intervals in aggregates.parquet.
+	CISeed uint64 `json:"ci_seed"`
+	// BinaryMetrics are the metric columns declared 0/1 (Wilson intervals,
+	// McNemar in evalflow compare).
+	BinaryMetrics []string `json:"binary_metrics,omitempty"`
 	// MetricErrors counts, per metric, items where the metric failed (a
 	// judge that failed or answered unparsably) or whose item is in error.
 	MetricErrors map[string]int `json:"metric_errors,omitempty"`
+}
+
+// ManifestCell is one sweep cell: its id (the `cell` column's value), the
+// swept variables' values, its item count and overall means.
+type ManifestCell struct {
+	Index     int                        `json:"index"`
+	ID        string                     `json:"id"`
+	Variables map[string]json.RawMessage `json:"variables"`
+	Items     int                        `json:"items"`
+	Metrics   map[string]*float64        `json:"metrics"`
 }
 
 // ManifestVar is one resolved variable and where its value came from.

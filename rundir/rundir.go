@@ -95,6 +95,10 @@ type Config struct {
 	// unfinished part (defaults DefaultFlushEvery, DefaultFlushItems).
 	FlushEvery time.Duration
 	FlushItems int
+	// Cells are the sweep's cells (nil outside a sweep): items and attempts
+	// then carry `cell` and the swept variables' columns, and every
+	// record's Cell indexes this list.
+	Cells []Cell
 }
 
 // Run owns the writers of one run directory. Write may be called from one
@@ -107,6 +111,8 @@ type Run struct {
 	passCols   []sinks.Column
 	passSrc    []string // dataset field of each pass-through column
 	itemSchema sinks.Schema
+	attSchema  sinks.Schema
+	cellCols   sinks.Schema
 	sinkBlocks []*dsl.Sink
 
 	cfg   Config
@@ -228,6 +234,8 @@ func Open(dir string, cfg Config) (*Run, error) {
 		return nil, err
 	}
 	r := &Run{Dir: dir, metricCols: cfg.MetricCols, sinkBlocks: cfg.Sinks, cfg: cfg, lock: lock, Counts: Counts{Classes: map[string]int{}}}
+	r.cellCols = cellColumns(cfg.Cells, cfg.MetricCols)
+	r.attSchema = withCells(AttemptSchema, r.cellCols)
 	fail := func(err error) (*Run, error) {
 		r.unlock()
 		return nil, err
@@ -269,7 +277,7 @@ func Open(dir string, cfg Config) (*Run, error) {
 	if r.gen == 0 {
 		for _, sb := range cfg.Sinks {
 			if sb.Path == "-" && sb.Table == "attempts" {
-				w, err := sinks.Open(sb.Kind, "-", AttemptSchema)
+				w, err := sinks.Open(sb.Kind, "-", r.attSchema)
 				if err != nil {
 					return fail(fmt.Errorf("sink.%s: %w", sb.Name, err))
 				}
@@ -595,6 +603,9 @@ func (r *Run) recordFromRow(row []any) *item.Record {
 	}
 	seq, _ := row[col["seq"]].(int64)
 	rec := &item.Record{Seq: int(seq), Item: item.Item{ID: str("id"), Question: str("question"), DB: str("db"), Gold: str("gold")}, Status: "ok"}
+	if len(r.cfg.Cells) > 0 {
+		rec.Cell = r.cellIndex(str("cell"))
+	}
 	for i, c := range r.passCols {
 		rec.Item.Fields = append(rec.Item.Fields, item.Field{Name: r.passSrc[i], Value: row[col[c.Name]]})
 	}
@@ -686,7 +697,7 @@ func (r *Run) SetPassColumns(names []string, types []table.Type) {
 		return // resumed: the earlier parts' schema stands
 	}
 	taken := map[string]bool{}
-	for _, c := range ItemSchema(nil, r.metricCols) {
+	for _, c := range withCells(ItemSchema(nil, r.metricCols), r.cellCols) {
 		taken[c.Name] = true
 	}
 	for i, n := range names {
@@ -700,7 +711,7 @@ func (r *Run) SetPassColumns(names []string, types []table.Type) {
 		r.passCols = append(r.passCols, sinks.Column{Name: name, Type: types[i], Doc: passDoc + n})
 		r.passSrc = append(r.passSrc, n)
 	}
-	r.itemSchema = ItemSchema(r.passCols, r.metricCols)
+	r.itemSchema = withCells(ItemSchema(r.passCols, r.metricCols), r.cellCols)
 }
 
 func (r *Run) schemaFrom(rec *item.Record) {
@@ -719,7 +730,7 @@ func (r *Run) openPart() error {
 	if err != nil {
 		return err
 	}
-	r.attempts, err = sinks.NewParquet(partPath(r.Dir, "attempts", r.gen, r.part)+".tmp", AttemptSchema)
+	r.attempts, err = sinks.NewParquet(partPath(r.Dir, "attempts", r.gen, r.part)+".tmp", r.attSchema)
 	if err != nil {
 		return err
 	}
@@ -778,7 +789,7 @@ func (r *Run) Write(rec *item.Record) error {
 }
 
 func (r *Run) write(rec *item.Record) error {
-	row := r.itemRow(rec)
+	row := r.cellRow(rec, r.itemRow(rec))
 	if err := r.items.Write(row); err != nil {
 		return fmt.Errorf("items: item %q: %w", rec.Item.ID, err)
 	}
@@ -800,7 +811,7 @@ func (r *Run) write(rec *item.Record) error {
 	}
 	for _, s := range rec.Samples {
 		for _, a := range s.Attempts {
-			arow := attemptRow(rec, a)
+			arow := r.cellRow(rec, attemptRow(rec, a))
 			if err := r.attempts.Write(arow); err != nil {
 				return fmt.Errorf("attempts: item %q: %w", rec.Item.ID, err)
 			}
@@ -899,7 +910,7 @@ func (r *Run) Close() error {
 		return err
 	}
 	if r.itemSchema == nil {
-		r.itemSchema = ItemSchema(nil, r.metricCols)
+		r.itemSchema = withCells(ItemSchema(nil, r.metricCols), r.cellCols)
 	}
 	return r.merge()
 }
@@ -957,7 +968,7 @@ func (r *Run) merge() error {
 	for _, table := range []string{"items", "attempts"} {
 		schema, file := r.itemSchema, ItemsFile
 		if table == "attempts" {
-			schema, file = AttemptSchema, AttemptsFile
+			schema, file = r.attSchema, AttemptsFile
 		}
 		main, err := open("parquet", filepath.Join(r.Dir, file), schema)
 		if err != nil {
@@ -1144,7 +1155,11 @@ func (r *Run) WriteAggregates(rows []aggregate.Row) error {
 		if path != "-" {
 			path += ".tmp"
 		}
-		w, err := sinks.Open(d.kind, path, AggregateSchema)
+		schema := AggregateSchema
+		if len(r.cfg.Cells) > 0 {
+			schema = append(sinks.Schema{r.cellCols[0]}, schema...)
+		}
+		w, err := sinks.Open(d.kind, path, schema)
 		if err != nil {
 			if first == nil {
 				first = err
@@ -1153,7 +1168,10 @@ func (r *Run) WriteAggregates(rows []aggregate.Row) error {
 		}
 		for _, a := range rows {
 			row := []any{a.Stage, a.Group, a.Value, a.Metric, int64(a.Items), int64(a.N), nullableFloat(a.Mean), a.Sum, int64(a.Errors), int64(a.Nulls),
-				int64(a.ErrItems), nullableFloat(a.MeanOK)}
+				int64(a.ErrItems), nullableFloat(a.MeanOK), nullableFloat(a.CILow), nullableFloat(a.CIHigh), nz(a.CIMethod)}
+			if len(r.cfg.Cells) > 0 {
+				row = append([]any{a.Cell}, row...)
+			}
 			if err := w.Write(row); err != nil && first == nil {
 				first = err
 			}

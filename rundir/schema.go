@@ -90,6 +90,9 @@ var AggregateSchema = sinks.Schema{
 	{Name: "nulls", Type: table.TypeInt},
 	{Name: "error_items", Type: table.TypeInt, Doc: "items in error (the harness could not evaluate them): not in n or mean unless the metric follows an official profile"},
 	{Name: "mean_without_errors", Type: table.TypeFloat, Doc: "mean over the items not in error"},
+	{Name: "ci_low", Type: table.TypeFloat, Doc: "95% confidence interval of mean, lower bound (null for dataset metrics)"},
+	{Name: "ci_high", Type: table.TypeFloat, Doc: "95% confidence interval of mean, upper bound"},
+	{Name: "ci_method", Type: table.TypeString, Doc: "wilson (metrics declared 0/1) or bootstrap (seeded percentile; seed in manifest ci_seed)"},
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

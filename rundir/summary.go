@@ -21,8 +21,15 @@ func WriteSummary(w io.Writer, m *Manifest, rows []aggregate.Row) {
 	fmt.Fprintf(w, "pipeline `%s` · status **%s** · %d items (%s) · %s\n\n",
 		m.Pipeline, m.Status, m.Counts.Items, StatusCounts(m.Counts),
 		(time.Duration(m.Seconds * float64(time.Second))).Round(time.Millisecond))
+	if len(m.Cells) > 0 {
+		WriteCellTable(w, rows, true)
+		fmt.Fprintln(w)
+	}
 	var overall, groups []aggregate.Row
 	for _, r := range rows {
+		if r.Cell != "" {
+			continue // in the cell table
+		}
 		if r.Group == "all" {
 			overall = append(overall, r)
 		} else {
@@ -30,9 +37,9 @@ func WriteSummary(w io.Writer, m *Manifest, rows []aggregate.Row) {
 		}
 	}
 	if len(overall) > 0 {
-		fmt.Fprintf(w, "| metric | mean | n | errors | nulls |\n|---|---:|---:|---:|---:|\n")
+		fmt.Fprintf(w, "| metric | mean | 95%% CI | n | errors | nulls |\n|---|---:|---|---:|---:|---:|\n")
 		for _, r := range overall {
-			fmt.Fprintf(w, "| %s | %s | %d | %d | %d |\n", r.Metric, fmtMean(r.Mean), r.N, r.Errors, r.Nulls)
+			fmt.Fprintf(w, "| %s | %s | %s | %d | %d | %d |\n", r.Metric, fmtMean(r.Mean), FormatCI(r), r.N, r.Errors, r.Nulls)
 		}
 		fmt.Fprintln(w)
 	}
@@ -67,6 +74,81 @@ func WriteSummary(w io.Writer, m *Manifest, rows []aggregate.Row) {
 			parts = append(parts, fmt.Sprintf("%s %d", c, m.Counts.Classes[c]))
 		}
 		fmt.Fprintf(w, "final-attempt errors: %s\n", strings.Join(parts, ", "))
+	}
+}
+
+// FormatCI renders a row's confidence interval as "[0.7123, 0.8456]", or
+// "–" when it has none.
+func FormatCI(r aggregate.Row) string {
+	if math.IsNaN(r.CILow) || math.IsNaN(r.CIHigh) || r.CIMethod == "" {
+		return "–"
+	}
+	return fmt.Sprintf("[%.4f, %.4f]", r.CILow, r.CIHigh)
+}
+
+// WriteCellTable renders a sweep's cell × metric table of overall means
+// with their 95% intervals, as markdown or aligned text.
+func WriteCellTable(w io.Writer, rows []aggregate.Row, markdown bool) {
+	var cells, metrics []string
+	seenCell, seenMetric := map[string]bool{}, map[string]bool{}
+	val := map[[2]string]aggregate.Row{}
+	for _, r := range rows {
+		if r.Group != "all" || r.Cell == "" {
+			continue
+		}
+		if !seenCell[r.Cell] {
+			seenCell[r.Cell] = true
+			cells = append(cells, r.Cell)
+		}
+		if !seenMetric[r.Metric] {
+			seenMetric[r.Metric] = true
+			metrics = append(metrics, r.Metric)
+		}
+		val[[2]string{r.Cell, r.Metric}] = r
+	}
+	cellText := func(c, m string) string {
+		r, ok := val[[2]string{c, m}]
+		if !ok {
+			return "–"
+		}
+		if ci := FormatCI(r); ci != "–" {
+			return fmtMean(r.Mean) + " " + ci
+		}
+		return fmtMean(r.Mean)
+	}
+	if markdown {
+		fmt.Fprintf(w, "| cell | %s |\n|---|%s\n", strings.Join(metrics, " | "), strings.Repeat("---:|", len(metrics)))
+		for _, c := range cells {
+			parts := make([]string, len(metrics))
+			for i, m := range metrics {
+				parts[i] = cellText(c, m)
+			}
+			fmt.Fprintf(w, "| %s | %s |\n", c, strings.Join(parts, " | "))
+		}
+		return
+	}
+	width := len("cell")
+	for _, c := range cells {
+		width = max(width, len(c))
+	}
+	cw := make([]int, len(metrics))
+	for i, m := range metrics {
+		cw[i] = len(m)
+		for _, c := range cells {
+			cw[i] = max(cw[i], len(cellText(c, m)))
+		}
+	}
+	fmt.Fprintf(w, "  %-*s", width, "cell")
+	for i, m := range metrics {
+		fmt.Fprintf(w, "  %-*s", cw[i], m)
+	}
+	fmt.Fprintln(w)
+	for _, c := range cells {
+		fmt.Fprintf(w, "  %-*s", width, c)
+		for i, m := range metrics {
+			fmt.Fprintf(w, "  %-*s", cw[i], cellText(c, m))
+		}
+		fmt.Fprintln(w)
 	}
 }
 

@@ -101,11 +101,17 @@ func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
 type pipelineFlags struct {
 	vars     multiFlag
 	varFiles multiFlag
+	sweeps   multiFlag
 }
 
 func (pf *pipelineFlags) register(fs *flag.FlagSet) {
 	fs.Var(&pf.vars, "var", "set a variable: -var name=value (repeatable; overrides -var-file and EVALFLOW_VAR_name)")
 	fs.Var(&pf.varFiles, "var-file", "read variables from a .hcl or .json file (repeatable)")
+	fs.Var(&pf.sweeps, "sweep", "sweep a variable: -sweep name=v1,v2 (repeatable; a value holding commas: -sweep 'name=[\"a,b\",\"c\"]'); each combination is a cell")
+}
+
+func (pf *pipelineFlags) loadOptions(cell int) dsl.LoadOptions {
+	return dsl.LoadOptions{Vars: pf.vars, VarFiles: pf.varFiles, Sweeps: pf.sweeps, Cell: cell}
 }
 
 func newFlagSet(name, synopsis string, stderr io.Writer) *flag.FlagSet {
@@ -135,9 +141,29 @@ func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
 }
 
 func loadPipeline(path string, pf *pipelineFlags, stderr io.Writer) (*dsl.Pipeline, bool) {
-	p, diags := dsl.Load(path, dsl.LoadOptions{Vars: pf.vars, VarFiles: pf.varFiles})
+	p, diags := dsl.Load(path, pf.loadOptions(0))
 	writeDiags(stderr, diags)
 	return p, !diags.HasErrors()
+}
+
+// loadCells loads the pipeline once per sweep cell (each with that cell's
+// values); without a sweep it returns p alone. Diagnostics of a cell are
+// printed once, naming the cell.
+func loadCells(path string, p *dsl.Pipeline, pf *pipelineFlags, stderr io.Writer) ([]*dsl.Pipeline, bool) {
+	if len(p.Cells) == 0 {
+		return []*dsl.Pipeline{p}, true
+	}
+	out := []*dsl.Pipeline{p}
+	for i := 1; i < len(p.Cells); i++ {
+		pi, diags := dsl.Load(path, pf.loadOptions(i))
+		if diags.HasErrors() {
+			fmt.Fprintf(stderr, "evalflow: in sweep cell %s:\n", p.Cells[i].ID)
+			writeDiags(stderr, diags)
+			return nil, false
+		}
+		out = append(out, pi)
+	}
+	return out, true
 }
 
 // writeDiags prints diagnostics as "file:line:col: error: Summary; Detail",

@@ -2,12 +2,14 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"maps"
 	"math"
+	"math/big"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -28,6 +30,7 @@ import (
 	"github.com/evalflow/evalflow/planner"
 	"github.com/evalflow/evalflow/rundir"
 	"github.com/evalflow/evalflow/table"
+	"github.com/zclconf/go-cty/cty"
 
 	_ "github.com/evalflow/evalflow/engine/all"
 	_ "github.com/evalflow/evalflow/nodes/all"
@@ -86,6 +89,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	overwrite := fs.Bool("overwrite", false, "start over in -out even if it holds a run of other inputs or a complete one")
 	maxErr := fs.String("max-errors", "0", "fail the run (exit 2) when more items than this are in error: a count N or a percentage N%")
 	quiet := fs.Bool("quiet", false, "no progress display")
+	ciSeed := fs.Uint64("ci-seed", 1, "seed for the bootstrap confidence intervals in aggregates.parquet (recorded in the manifest as ci_seed)")
 	pos, err := parseArgs(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
 		return exitOK
@@ -114,42 +118,85 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return exitConfig
 	}
+	pipes, ok := loadCells(pos[0], p, &pf, stderr)
+	if !ok {
+		return exitConfig
+	}
 	// The run's shared state is built here and passed down: the model
-	// clients (one per endpoint) and the response caches they open.
+	// clients (one per endpoint) and the response caches they open. Every
+	// sweep cell shares them, so a model endpoint has one limiter however
+	// many cells call it.
 	stores := cache.NewStores()
 	defer stores.Close()
 	pool := llm.NewPool(stores)
-	pl, diags := planner.Build(ctx, p, planner.Options{Concurrency: *conc, LLM: pool})
-	defer pl.Close()
-	writeDiags(stderr, diags)
-	if diags.HasErrors() {
-		return exitConfig
-	}
-	if err := preflight(ctx, pl); err != nil {
-		if ctx.Err() != nil {
-			return exitCancelled
+	cells := make([]*cellRun, len(pipes))
+	for i, pi := range pipes {
+		pl, diags := planner.Build(ctx, pi, planner.Options{Concurrency: *conc, LLM: pool, CISeed: *ciSeed})
+		defer pl.Close()
+		if len(p.Cells) > 0 && diags.HasErrors() {
+			fmt.Fprintf(stderr, "evalflow run: in sweep cell %s:\n", p.Cells[i].ID)
 		}
-		fmt.Fprintf(stderr, "evalflow run: %v\n", err)
-		return exitRun
+		writeDiags(stderr, diags)
+		if diags.HasErrors() {
+			return exitConfig
+		}
+		cells[i] = &cellRun{p: pi, pl: pl}
+		if len(p.Cells) > 0 {
+			cells[i].cell = &p.Cells[i]
+		}
+	}
+	for _, c := range cells {
+		if err := preflight(ctx, c.pl); err != nil {
+			if ctx.Err() != nil {
+				return exitCancelled
+			}
+			fmt.Fprintf(stderr, "evalflow run: %s%v\n", c.label(), err)
+			return exitRun
+		}
 	}
 
-	// The dataset is read once for its schema (every row's keys and types)
-	// before anything is written; a FIFO is spooled, and an interrupt while
-	// it waits for a writer ends the command at once.
-	var dsr *dataset.Reader
-	if pl.Dataset != nil {
-		dsr, err = dataset.Open(ctx, pl.Dataset)
+	// Each dataset is read once for its schema (every row's keys and
+	// types) before anything is written; a FIFO is spooled, and an
+	// interrupt while it waits for a writer ends the command at once. In a
+	// sweep every cell's items are counted too: a cell's items take the
+	// sequence numbers after the previous cell's, so a resumed sweep finds
+	// each item where it was.
+	offset := 0
+	for _, c := range cells {
+		if c.pl.Dataset == nil {
+			continue
+		}
+		dsr, err := dataset.Open(ctx, c.pl.Dataset)
 		if err != nil {
 			if ctx.Err() != nil {
 				fmt.Fprintln(stderr, "evalflow run: interrupted while opening the dataset")
 				return exitCancelled
 			}
-			fmt.Fprintf(stderr, "evalflow run: dataset.%s: %v\n", pl.Dataset.Name, err)
+			fmt.Fprintf(stderr, "evalflow run: %sdataset.%s: %v\n", c.label(), c.pl.Dataset.Name, err)
 			return exitRun
 		}
 		defer dsr.Close()
+		c.dsr = dsr
 		for _, w := range dsr.Warnings {
-			fmt.Fprintf(stderr, "evalflow run: warning: %s\n", w)
+			fmt.Fprintf(stderr, "evalflow run: warning: %s%s\n", c.label(), w)
+		}
+		if c.cell != nil {
+			n := 0
+			if err := dsr.Items(ctx, func(item.Item) error { n++; return nil }); err != nil {
+				fmt.Fprintf(stderr, "evalflow run: %sdataset.%s: %v\n", c.label(), c.pl.Dataset.Name, err)
+				return exitRun
+			}
+			switch {
+			case *sample > 0:
+				n = min(n, *sample)
+				if *limit > 0 {
+					n = min(n, *limit)
+				}
+			case *limit > 0:
+				n = min(n, *limit)
+			}
+			c.offset, c.total = offset, n
+			offset += n
 		}
 	}
 
@@ -158,20 +205,48 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if dir == "" {
 		dir = filepath.Join("runs", runID)
 	}
-	var metricCols []string
-	for _, n := range pl.Chain {
-		if c, ok := n.Stage.(nodes.Columns); ok {
-			metricCols = append(metricCols, c.MetricColumns()...)
+	var metricCols, binaryCols []string
+	seenCol, seenBin := map[string]bool{}, map[string]bool{}
+	for _, c := range cells {
+		for _, n := range c.pl.Chain {
+			if cs, ok := n.Stage.(nodes.Columns); ok {
+				for _, m := range cs.MetricColumns() {
+					if !seenCol[m] {
+						seenCol[m] = true
+						metricCols = append(metricCols, m)
+					}
+				}
+			}
+			if bc, ok := n.Stage.(nodes.BinaryColumns); ok {
+				for _, m := range bc.BinaryColumns() {
+					if !seenBin[m] {
+						seenBin[m] = true
+						binaryCols = append(binaryCols, m)
+					}
+				}
+			}
 		}
 	}
 	prog := newProgress(stderr, !*quiet && isTerminal(stderr), metricCols)
-	fp := fingerprint(p, pl, *limit, *sample, *seed)
+	if len(p.Cells) > 0 {
+		prog.start(offset)
+	}
+	fp := sweepFingerprint(cells, *limit, *sample, *seed)
+	var rdCells []rundir.Cell
+	for _, c := range cells {
+		if c.cell != nil {
+			rdCells = append(rdCells, rundirCell(c.cell))
+		}
+	}
 	rd, err := rundir.Open(dir, rundir.Config{
 		MetricCols: metricCols, Sinks: p.Sinks, Overwrite: *overwrite,
 		Fingerprint: fp,
 		MayDiffer:   maxCostMayDiffer,
+		Cells:       rdCells,
 		OnKept: func(rec *item.Record) {
-			pl.Collect(rec)
+			if rec.Cell >= 0 && rec.Cell < len(cells) {
+				cells[rec.Cell].pl.Collect(rec)
+			}
 			prog.add(rec)
 		},
 	})
@@ -185,22 +260,18 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "evalflow run: %v\n", err)
 		return exitRun
 	}
-	m := manifest(p, pl, runID, started, rd, nil, *limit, *sample, *seed, *conc)
+	m := manifest(p, cells[0].pl, runID, started, rd, nil, *limit, *sample, *seed, *conc)
 	if prev, _ := rundir.Previous(dir); prev != nil && prev.RunID != "" {
 		// A resumed run keeps its identity.
 		m.RunID, m.Started, m.Resumes = prev.RunID, prev.Started, prev.Resumes+1
 		runID = prev.RunID
 	}
-	if dsr != nil {
-		names := make([]string, len(dsr.Columns))
-		types := make([]table.Type, len(dsr.Columns))
-		for i, c := range dsr.Columns {
-			names[i], types[i] = c.Name, c.Type
-		}
+	if names, types := passColumns(cells); names != nil {
 		rd.SetPassColumns(names, types)
 	}
 	resumed, kept := rd.Resumed()
-	m.Kept, m.MaxErrors, m.Status, m.Fingerprint = kept, maxErrs.text, "running", fp
+	m.Kept, m.MaxErrors, m.Status, m.Fingerprint, m.CISeed, m.BinaryMetrics = kept, maxErrs.text, "running", fp, *ciSeed, binaryCols
+	m.Cells = manifestCells(cells, nil)
 	if err := rd.WriteJSON(rundir.ManifestName, m); err != nil {
 		rd.Abandon()
 		fmt.Fprintf(stderr, "evalflow run: %v\n", err)
@@ -211,23 +282,37 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 
 	invalid := 0
-	runErr := pl.Run(ctx, planner.RunOptions{
-		Limit: *limit, Sample: *sample, Seed: *seed,
-		OnStart: prog.start,
-		Skip:    rd.Kept,
-		Dataset: dsr,
-		OnRecord: func(rec *item.Record) error {
-			if rec.Item.Invalid != "" {
-				// Reported as read (FILE:LINE: message), the first few in
-				// full; each is an error item in items.parquet.
-				if invalid++; invalid <= maxInvalidShown {
-					fmt.Fprintf(stderr, "evalflow run: %s\n", rec.Item.Invalid)
+	var runErr error
+	for i, c := range cells {
+		if ctx.Err() != nil {
+			runErr = context.Cause(ctx)
+			break
+		}
+		opts := planner.RunOptions{
+			Limit: *limit, Sample: *sample, Seed: *seed,
+			Skip:    func(seq int) bool { return rd.Kept(c.offset + seq) },
+			Dataset: c.dsr,
+			OnRecord: func(rec *item.Record) error {
+				rec.Seq += c.offset
+				rec.Cell = i
+				if rec.Item.Invalid != "" {
+					// Reported as read (FILE:LINE: message), the first few in
+					// full; each is an error item in items.parquet.
+					if invalid++; invalid <= maxInvalidShown {
+						fmt.Fprintf(stderr, "evalflow run: %s%s\n", c.label(), rec.Item.Invalid)
+					}
 				}
-			}
-			prog.add(rec)
-			return rd.Write(rec)
-		},
-	})
+				prog.add(rec)
+				return rd.Write(rec)
+			},
+		}
+		if c.cell == nil {
+			opts.OnStart = prog.start
+		}
+		if runErr = c.pl.Run(ctx, opts); runErr != nil {
+			break
+		}
+	}
 	if invalid > maxInvalidShown {
 		fmt.Fprintf(stderr, "evalflow run: ... and %d more invalid dataset rows (error_message in items.parquet)\n", invalid-maxInvalidShown)
 	}
@@ -235,18 +320,29 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 	closeErr := rd.Close()
 	var rows []aggregate.Row
-	for _, c := range pl.Collectors {
-		if ag, ok := c.Stage.(*aggregate.Aggregate); ok {
-			rows = append(rows, ag.Rows(context.WithoutCancel(ctx))...)
+	for i, c := range cells {
+		var crows []aggregate.Row
+		for _, col := range c.pl.Collectors {
+			if ag, ok := col.Stage.(*aggregate.Aggregate); ok {
+				crows = append(crows, ag.Rows(context.WithoutCancel(ctx))...)
+			}
 		}
-	}
-	if len(rows) == 0 {
-		rows = prog.overall()
+		if len(crows) == 0 {
+			crows = prog.overall(i)
+		}
+		if c.cell != nil {
+			for j := range crows {
+				crows[j].Cell = c.cell.ID
+			}
+		}
+		rows = append(rows, crows...)
 	}
 	aggErr := rd.WriteAggregates(rows)
 
-	fin := manifest(p, pl, runID, started, rd, rows, *limit, *sample, *seed, *conc)
+	fin := manifest(p, cells[0].pl, runID, started, rd, rows, *limit, *sample, *seed, *conc)
 	fin.RunID, fin.Started, fin.Resumes, fin.Kept, fin.MaxErrors, fin.Fingerprint = m.RunID, m.Started, m.Resumes, m.Kept, m.MaxErrors, fp
+	fin.CISeed, fin.BinaryMetrics = *ciSeed, binaryCols
+	fin.Cells = manifestCells(cells, rows)
 	fin.Seconds = fin.Finished.Sub(m.Started).Seconds()
 	m = fin
 	status := "complete"
@@ -270,18 +366,24 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			m.Counts.Errors, m.Counts.Items, maxErrs.text)
 	}
 	m.Status = status
-	if dsr != nil {
-		m.Warnings = append(m.Warnings, dsr.Warnings...)
-	}
-	for _, n := range pl.Order {
-		// With -limit or -sample, predictions for items left out are
-		// expected: the generate stage's unmatched-id warning is moot.
-		// A resumed run does not generate for the items it kept.
-		if (*limit > 0 || *sample > 0 || kept > 0) && n.Kind.Name == "generate" {
-			continue
+	for _, c := range cells {
+		if c.dsr != nil {
+			for _, w := range c.dsr.Warnings {
+				m.Warnings = append(m.Warnings, c.label()+w)
+			}
 		}
-		if w, ok := n.Stage.(nodes.Warner); ok {
-			m.Warnings = append(m.Warnings, w.Warnings()...)
+		for _, n := range c.pl.Order {
+			// With -limit or -sample, predictions for items left out are
+			// expected: the generate stage's unmatched-id warning is moot.
+			// A resumed run does not generate for the items it kept.
+			if (*limit > 0 || *sample > 0 || kept > 0) && n.Kind.Name == "generate" {
+				continue
+			}
+			if w, ok := n.Stage.(nodes.Warner); ok {
+				for _, x := range w.Warnings() {
+					m.Warnings = append(m.Warnings, c.label()+x)
+				}
+			}
 		}
 	}
 	if closeErr != nil {
@@ -326,6 +428,137 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "evalflow run: interrupted; %d finished items are in %s; run the same command again to continue\n", m.Counts.Items-m.Counts.Cancelled, dir)
 	}
 	return code
+}
+
+// cellRun is one sweep cell's pipeline, plan and dataset (a run without a
+// sweep has one, with cell nil). Its items take the sequence numbers
+// offset..offset+total-1.
+type cellRun struct {
+	cell          *dsl.Cell
+	p             *dsl.Pipeline
+	pl            *planner.Plan
+	dsr           *dataset.Reader
+	offset, total int
+}
+
+// label prefixes messages about a cell ("" outside a sweep).
+func (c *cellRun) label() string {
+	if c.cell == nil {
+		return ""
+	}
+	return "cell " + c.cell.ID + ": "
+}
+
+func rundirCell(c *dsl.Cell) rundir.Cell {
+	rc := rundir.Cell{ID: c.ID}
+	for _, v := range c.Vars {
+		rc.Vars = append(rc.Vars, rundir.CellVar{Name: v.Name, Value: cellValue(v.Value)})
+	}
+	return rc
+}
+
+// cellValue turns a swept value into a column value: strings, numbers and
+// bools as themselves, anything else as its JSON text.
+func cellValue(v cty.Value) table.Value {
+	if v.IsNull() || !v.IsKnown() {
+		return nil
+	}
+	switch v.Type() {
+	case cty.String:
+		return v.AsString()
+	case cty.Bool:
+		return v.True()
+	case cty.Number:
+		bf := v.AsBigFloat()
+		if i, acc := bf.Int64(); acc == big.Exact {
+			return i
+		}
+		f, _ := bf.Float64()
+		return f
+	}
+	return dsl.CellValueText(v)
+}
+
+// passColumns is the union of the cells' dataset columns, in first-seen
+// order; a column whose type differs between cells is text.
+func passColumns(cells []*cellRun) ([]string, []table.Type) {
+	var names []string
+	var types []table.Type
+	idx := map[string]int{}
+	for _, c := range cells {
+		if c.dsr == nil {
+			continue
+		}
+		for _, col := range c.dsr.Columns {
+			if i, ok := idx[col.Name]; ok {
+				if types[i] != col.Type {
+					types[i] = table.TypeString
+				}
+				continue
+			}
+			idx[col.Name] = len(names)
+			names = append(names, col.Name)
+			types = append(types, col.Type)
+		}
+	}
+	return names, types
+}
+
+// manifestCells lists the cells with their variables, item counts and
+// overall means (rows nil: before the run).
+func manifestCells(cells []*cellRun, rows []aggregate.Row) []rundir.ManifestCell {
+	var out []rundir.ManifestCell
+	for i, c := range cells {
+		if c.cell == nil {
+			continue
+		}
+		mc := rundir.ManifestCell{Index: i, ID: c.cell.ID, Variables: map[string]json.RawMessage{}, Items: c.total, Metrics: map[string]*float64{}}
+		for _, v := range c.cell.Vars {
+			mc.Variables[v.Name] = dsl.ValueJSON(v.Value)
+		}
+		for _, r := range rows {
+			if r.Cell == c.cell.ID && r.Group == "all" {
+				mc.Metrics[r.Metric] = floatOrNil(r.Mean)
+			}
+		}
+		out = append(out, mc)
+	}
+	return out
+}
+
+// sweepFingerprint is the run's fingerprint: one cell's as it is; in a
+// sweep, the components every cell shares once and the others per cell.
+func sweepFingerprint(cells []*cellRun, limit, sample int, seed uint64) rundir.Fingerprint {
+	if len(cells) == 1 && cells[0].cell == nil {
+		return fingerprint(cells[0].p, cells[0].pl, limit, sample, seed)
+	}
+	fps := make([]rundir.Fingerprint, len(cells))
+	keys := map[string]bool{}
+	var ids []string
+	for i, c := range cells {
+		fps[i] = fingerprint(c.p, c.pl, limit, sample, seed)
+		for k := range fps[i] {
+			keys[k] = true
+		}
+		ids = append(ids, c.cell.ID)
+	}
+	f := rundir.Fingerprint{"cells": strings.Join(ids, " | ")}
+	for k := range keys {
+		same := true
+		for _, fp := range fps[1:] {
+			if fp[k] != fps[0][k] {
+				same = false
+			}
+		}
+		if same {
+			f[k] = fps[0][k]
+			continue
+		}
+		for i, fp := range fps {
+			f[k+" [cell "+cells[i].cell.ID+"]"] = fp[k]
+		}
+	}
+	return f
 }
 
 // maxCostMayDiffer lets a run stopped by max_cost resume with a higher
@@ -428,18 +661,22 @@ func printSummary(w io.Writer, m *rundir.Manifest, rows []aggregate.Row, dir str
 		time.Duration(m.Seconds*float64(time.Second)).Round(time.Millisecond))
 	var overall []aggregate.Row
 	for _, r := range rows {
-		if r.Group == "all" {
+		if r.Group == "all" && r.Cell == "" {
 			overall = append(overall, r)
 		}
 	}
+	if len(m.Cells) > 0 {
+		fmt.Fprintf(w, "  %d cells; mean [95%% CI] by cell:\n", len(m.Cells))
+		rundir.WriteCellTable(w, rows, false)
+	}
 	if len(overall) > 0 {
-		fmt.Fprintf(w, "  %-24s %8s %6s %7s\n", "metric", "mean", "n", "errors")
+		fmt.Fprintf(w, "  %-24s %8s  %-18s %6s %7s\n", "metric", "mean", "95% CI", "n", "errors")
 		for _, r := range overall {
 			mean := "–"
 			if !math.IsNaN(r.Mean) {
 				mean = fmt.Sprintf("%.4f", r.Mean)
 			}
-			fmt.Fprintf(w, "  %-24s %8s %6d %7d\n", r.Metric, mean, r.N, r.Errors)
+			fmt.Fprintf(w, "  %-24s %8s  %-18s %6d %7d\n", r.Metric, mean, rundir.FormatCI(r), r.N, r.Errors)
 		}
 	}
 	if len(m.Counts.Classes) > 0 {
@@ -465,16 +702,16 @@ type progress struct {
 	done    atomic.Int64
 	errs    atomic.Int64
 	mu      sync.Mutex
-	sums    map[string]float64
-	ns      map[string]int
-	merrs   map[string]int
+	sums    map[progKey]float64 // by sweep cell and metric
+	ns      map[progKey]int
+	merrs   map[progKey]int
 	startAt time.Time
 	quit    chan struct{}
 	wg      sync.WaitGroup
 }
 
 func newProgress(w io.Writer, live bool, cols []string) *progress {
-	p := &progress{w: w, live: live, cols: cols, sums: map[string]float64{}, ns: map[string]int{}, merrs: map[string]int{}, startAt: time.Now(), quit: make(chan struct{})}
+	p := &progress{w: w, live: live, cols: cols, sums: map[progKey]float64{}, ns: map[progKey]int{}, merrs: map[progKey]int{}, startAt: time.Now(), quit: make(chan struct{})}
 	p.total.Store(-1)
 	if live {
 		p.wg.Add(1)
@@ -504,22 +741,23 @@ func (p *progress) add(rec *item.Record) {
 	}
 	p.mu.Lock()
 	for _, s := range rec.Scores {
+		k := progKey{rec.Cell, s.Name}
 		// An item the harness could not evaluate is left out of the
 		// means, except under an official profile (item.Score.Official).
 		if rec.Status == "error" && !s.Official {
-			p.merrs[s.Name]++
+			p.merrs[k]++
 			continue
 		}
 		if s.Null {
 			if s.Err != "" {
-				p.merrs[s.Name]++
+				p.merrs[k]++
 			}
 			continue
 		}
-		p.sums[s.Name] += s.Value
-		p.ns[s.Name]++
+		p.sums[k] += s.Value
+		p.ns[k]++
 		if s.Err != "" {
-			p.merrs[s.Name]++
+			p.merrs[k]++
 		}
 	}
 	p.mu.Unlock()
@@ -534,8 +772,15 @@ func (p *progress) draw() {
 	line += " items"
 	p.mu.Lock()
 	for _, c := range p.cols {
-		if n := p.ns[c]; n > 0 {
-			line += fmt.Sprintf(" · %s %.3f", c, p.sums[c]/float64(n))
+		n, sum := 0, 0.0
+		for k, v := range p.ns {
+			if k.metric == c {
+				n += v
+				sum += p.sums[k]
+			}
+		}
+		if n > 0 {
+			line += fmt.Sprintf(" · %s %.3f", c, sum/float64(n))
 		}
 	}
 	p.mu.Unlock()
@@ -552,18 +797,26 @@ func (p *progress) stop() {
 	}
 }
 
-// overall returns run-wide means when the pipeline has no aggregate stage.
-func (p *progress) overall() []aggregate.Row {
+type progKey struct {
+	cell   int
+	metric string
+}
+
+// overall returns a cell's means when the pipeline has no aggregate stage
+// (no confidence intervals: those come from the aggregate stage).
+func (p *progress) overall(cell int) []aggregate.Row {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	var out []aggregate.Row
 	for _, c := range p.cols {
-		n := p.ns[c]
+		k := progKey{cell, c}
+		n := p.ns[k]
 		mean := math.NaN()
 		if n > 0 {
-			mean = p.sums[c] / float64(n)
+			mean = p.sums[k] / float64(n)
 		}
-		out = append(out, aggregate.Row{Stage: "", Group: "all", Metric: c, Items: int(p.done.Load()), N: n, Mean: mean, Sum: p.sums[c], Errors: p.merrs[c], MeanOK: mean, NOK: n})
+		out = append(out, aggregate.Row{Stage: "", Group: "all", Metric: c, Items: int(p.done.Load()), N: n, Mean: mean, Sum: p.sums[k], Errors: p.merrs[k], MeanOK: mean, NOK: n,
+			CILow: math.NaN(), CIHigh: math.NaN()})
 	}
 	return out
 }

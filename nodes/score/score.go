@@ -276,6 +276,17 @@ func (s *Score) MetricColumns() []string {
 	return out
 }
 
+// BinaryColumns lists the columns of metrics declared 0/1.
+func (s *Score) BinaryColumns() []string {
+	var out []string
+	for _, m := range s.items {
+		if m.metric.Info().Binary() {
+			out = append(out, m.as)
+		}
+	}
+	return out
+}
+
 // DatasetMetrics returns the dataset metrics aggregate computes.
 func (s *Score) DatasetMetrics() []nodes.NamedDatasetMetric { return s.dataset }
 

@@ -1,10 +1,10 @@
-// Package compare holds the paired statistics used to compare two evaluation
+// Package stats holds the paired statistics used to compare two evaluation
 // runs item by item: significance tests on paired outcomes, bootstrap and
 // Wilson confidence intervals, and Holm's multiple-comparison adjustment.
 //
 // Each function follows a named reference implementation, and
-// compare/testdata/scipy_vectors.json (written by
-// compare/testdata/gen_scipy_vectors.py with Debian 12's Python 3.11.2,
+// stats/testdata/scipy_vectors.json (written by
+// stats/testdata/gen_scipy_vectors.py with Debian 12's Python 3.11.2,
 // SciPy 1.10.1 and NumPy 1.24.2) pins the results against it:
 //
 //   - [McNemarExact]: the exact (binomial) McNemar test on the discordant
@@ -58,7 +58,7 @@
 //
 // Dependency: gonum.org/v1/gonum v0.17.0 (the newest version, which the Go
 // module proxy served).
-package compare
+package stats
 
 import (
 	"fmt"

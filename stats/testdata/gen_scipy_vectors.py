@@ -1,11 +1,11 @@
 #!/usr/bin/python3
-"""Generate compare/testdata/scipy_vectors.json, the reference vectors for
+"""Generate stats/testdata/scipy_vectors.json, the reference vectors for
 compare/stats_test.go.
 
 Run from the repository root with Debian 12's interpreter and SciPy
 (python3-scipy 1.10.1, python3-numpy 1.24.2):
 
-    /usr/bin/python3 compare/testdata/gen_scipy_vectors.py
+    /usr/bin/python3 stats/testdata/gen_scipy_vectors.py
 
 The output is deterministic: every random input is drawn from a seeded
 numpy Generator, and the SciPy bootstrap is seeded too.
@@ -312,7 +312,7 @@ def wilson_cases():
 def main():
     doc = {
         "generated_by": {
-            "command": "/usr/bin/python3 compare/testdata/gen_scipy_vectors.py",
+            "command": "/usr/bin/python3 stats/testdata/gen_scipy_vectors.py",
             "python": sys.version.split()[0],
             "scipy": scipy.__version__,
             "numpy": np.__version__,
