@@ -25,6 +25,7 @@ const (
 	exitConfig    = 1   // the pipeline or the command line is wrong (diagnostics printed)
 	exitRun       = 2   // the run could not complete (a sink, the dataset, an engine failed)
 	exitUnformat  = 3   // fmt -check found files to format
+	exitGate      = 3   // a CI gate failed: run -fail-under, compare -fail-if-worse
 	exitCancelled = 130 // interrupted (Ctrl-C / SIGTERM); the partial run is readable
 )
 
@@ -43,8 +44,9 @@ Usage:
   evalflow version                     print the version
 
 Run 'evalflow COMMAND -h' for a command's flags.
-Exit codes: 0 ok, 1 invalid pipeline or flags, 2 run failed, 3 fmt -check found
-unformatted files, 130 interrupted (the partial run directory is readable).
+Exit codes: 0 ok, 1 invalid pipeline or flags, 2 run failed, 3 a gate failed
+(run -fail-under, compare -fail-if-worse) or fmt -check found unformatted
+files, 130 interrupted (the partial run directory is readable).
 `
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {

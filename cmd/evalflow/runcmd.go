@@ -89,6 +89,9 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	overwrite := fs.Bool("overwrite", false, "start over in -out even if it holds a run of other inputs or a complete one")
 	maxErr := fs.String("max-errors", "0", "fail the run (exit 2) when more items than this are in error: a count N or a percentage N%")
 	quiet := fs.Bool("quiet", false, "no progress display")
+	var failUnder multiFlag
+	fs.Var(&failUnder, "fail-under", "CI gate: exit 3 when METRIC's overall mean (in a sweep: any cell's) is below X: -fail-under ex=0.8 (repeatable)")
+	junitOut := fs.String("junit", "", "also write the run as JUnit XML (Ant/Surefire format: a testcase per item) to this file")
 	ciSeed := fs.Uint64("ci-seed", 1, "seed for the bootstrap confidence intervals in aggregates.parquet (recorded in the manifest as ci_seed)")
 	pos, err := parseArgs(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
@@ -112,6 +115,15 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "evalflow run: %v\n", err)
 		return exitConfig
+	}
+	var gates []gate
+	for _, g := range failUnder {
+		gt, err := parseGate(g)
+		if err != nil {
+			fmt.Fprintf(stderr, "evalflow run: %v\n", err)
+			return exitConfig
+		}
+		gates = append(gates, gt)
 	}
 	started := time.Now().UTC()
 	p, ok := loadPipeline(pos[0], &pf, stderr)
@@ -226,6 +238,10 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 				}
 			}
 		}
+	}
+	if err := checkGateNames(gates, gateMetrics(cells, metricCols)); err != nil {
+		fmt.Fprintf(stderr, "evalflow run: %v\n", err)
+		return exitConfig
 	}
 	prog := newProgress(stderr, !*quiet && isTerminal(stderr), metricCols)
 	if len(p.Cells) > 0 {
@@ -427,7 +443,42 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if status == "cancelled" {
 		fmt.Fprintf(stderr, "evalflow run: interrupted; %d finished items are in %s; run the same command again to continue\n", m.Counts.Items-m.Counts.Cancelled, dir)
 	}
+	if *junitOut != "" && status != "cancelled" {
+		if err := writeJUnit(*junitOut, dir, m, rows, metricCols); err != nil {
+			fmt.Fprintf(stderr, "evalflow run: -junit: %v\n", err)
+			if code == exitOK {
+				code = exitRun
+			}
+		}
+	}
+	// A failed run (exit 2) or an interrupt wins over a gate: its numbers
+	// are not the run's.
+	if code == exitOK {
+		if missed := failedGates(gates, rows); len(missed) > 0 {
+			for _, msg := range missed {
+				fmt.Fprintf(stderr, "evalflow run: gate failed: %s\n", msg)
+			}
+			code = exitGate
+		}
+	}
 	return code
+}
+
+// gateMetrics lists what -fail-under may name: the item metric columns and
+// the dataset metrics (whose output names are prefixed by their column
+// name, so a gate may name any output: see checkGateNames).
+func gateMetrics(cells []*cellRun, metricCols []string) []string {
+	out := append([]string(nil), metricCols...)
+	for _, c := range cells {
+		for _, n := range c.pl.Chain {
+			if dm, ok := n.Stage.(nodes.DatasetMetrics); ok {
+				for _, d := range dm.DatasetMetrics() {
+					out = append(out, d.As+"*")
+				}
+			}
+		}
+	}
+	return out
 }
 
 // cellRun is one sweep cell's pipeline, plan and dataset (a run without a
