@@ -38,6 +38,59 @@ type Reader struct {
 	spooled  bool
 	Columns  []Column
 	Warnings []string
+	// Mapping is how the file was read: its format and the field each
+	// item attribute came from. Fixed by Open.
+	Mapping Mapping
+}
+
+// Mapping says how a dataset file became items: the format it was read as
+// and the field each item attribute was read from. An attribute the dataset
+// block sets is used as it is; one it leaves out falls back, when its
+// default field is in no row, to the first of these present in some row:
+//
+//	id    id, question_id, else (a JSON array only) the row index "0".."N-1"
+//	gold  gold, query (Spider), SQL (BIRD)
+//	db    db, db_id (Spider, BIRD); none when the block sets default_db
+//
+// Row-index ids pair a Spider dev.json with a pred.txt (line i is item "i")
+// and with BIRD's predict_dev.json keys.
+type Mapping struct {
+	Format   string
+	ID       string // "" when RowIndex
+	RowIndex bool   // ids are the 0-based element indexes of a JSON array
+	Question string
+	Gold     string
+	DB       string
+	// Inferred names what was decided from the file rather than taken from
+	// the block or its defaults, in the order format, id, gold, db; nil when
+	// nothing was. A run prints the mapping once when it is not nil.
+	Inferred []string
+}
+
+// String describes the mapping in one line, for a notice such as
+// `dataset "q": format json; id = row index, question = "question", gold =
+// "query", db = "db_id" (inferred: id, gold, db)`.
+func (m Mapping) String() string {
+	id := strconv.Quote(m.ID)
+	if m.RowIndex {
+		id = "row index (0..N-1)"
+	}
+	s := fmt.Sprintf("format %s; id = %s, question = %q, gold = %q, db = %q", m.Format, id, m.Question, m.Gold, m.DB)
+	if len(m.Inferred) > 0 {
+		s += " (inferred: " + strings.Join(m.Inferred, ", ") + "; set them in the dataset block to choose)"
+	}
+	return s
+}
+
+// fallbacks are the field names tried, after the block's default, for the
+// attributes it leaves out.
+var fallbacks = []struct {
+	attr  string
+	names []string
+}{
+	{"id", []string{"id", "question_id"}},
+	{"gold", []string{"gold", "query", "SQL"}},
+	{"db", []string{"db", "db_id"}},
 }
 
 // Open checks and spools the source and reads the schema of every row. It
@@ -45,6 +98,7 @@ type Reader struct {
 // has opened yet.
 func Open(ctx context.Context, ds *dsl.Dataset) (*Reader, error) {
 	r := &Reader{ds: ds, path: ds.Source}
+	r.Mapping = Mapping{Format: ds.Format, ID: ds.ID, Question: ds.Question, Gold: ds.Gold, DB: ds.DB}
 	st, err := os.Stat(ds.Source)
 	if err != nil {
 		return nil, err
@@ -55,6 +109,17 @@ func Open(ctx context.Context, ds *dsl.Dataset) (*Reader, error) {
 			return nil, err
 		}
 		r.path, r.spooled = tmp, true
+	}
+	if !ds.Explicit["format"] {
+		f, err := DatasetFormat(r.path, ds.Source, ds.Format)
+		if err != nil {
+			r.Close()
+			return nil, err
+		}
+		if f != ds.Format {
+			r.Mapping.Format = f
+			r.Mapping.Inferred = append(r.Mapping.Inferred, "format")
+		}
 	}
 	if err := r.scan(ctx); err != nil {
 		r.Close()
@@ -132,19 +197,19 @@ func spool(ctx context.Context, src string) (string, error) {
 	return out.Name(), nil
 }
 
-func (r *Reader) mapped() map[string]bool {
-	ds := r.ds
-	return map[string]bool{ds.ID: true, ds.Question: true, ds.Gold: true, ds.DB: true}
-}
-
 // scan reads every row once for the union of their pass-through fields and
-// their types. Integers and floats widen to float; any other mix makes the
+// their types, and settles the Mapping (the fallbacks need every row's
+// field names). Integers and floats widen to float; any other mix makes the
 // column text, with one warning naming it and the first conflicting line.
+// Fields the mapping reads are not pass-through columns (unless the block
+// lists them in columns).
 func (r *Reader) scan(ctx context.Context) error {
 	ds := r.ds
-	mapped := r.mapped()
 	idx := map[string]int{}
 	firstLine := map[string]int{}
+	seen := map[string]bool{} // every field name of every row
+	type warning struct{ col, msg string }
+	var warns []warning
 	var cols []Column
 	if ds.Columns != nil {
 		for _, c := range ds.Columns {
@@ -152,17 +217,15 @@ func (r *Reader) scan(ctx context.Context) error {
 			cols = append(cols, Column{Name: c, Type: table.TypeNull})
 		}
 	}
-	err := ReadRows(r.path, ds.Format, func(row Row) error {
+	err := ReadRows(r.path, r.Mapping.Format, func(row Row) error {
 		if ctx.Err() != nil {
 			return context.Cause(ctx)
 		}
 		for i, n := range row.Names {
-			if mapped[n] && ds.Columns == nil {
-				continue
-			}
 			j, ok := idx[n]
 			if !ok {
 				if ds.Columns != nil {
+					seen[n] = true
 					continue
 				}
 				j = len(cols)
@@ -180,8 +243,8 @@ func (r *Reader) scan(ctx context.Context) error {
 			case (c.Type == table.TypeInt && t == table.TypeFloat) || (c.Type == table.TypeFloat && t == table.TypeInt):
 				c.Type = table.TypeFloat
 			default:
-				r.Warnings = append(r.Warnings, fmt.Sprintf("%s:%d: column %q holds a %s here but a %s at line %d: every value of it is written as text, as in the file",
-					ds.Source, row.Line, n, t, c.Type, firstLine[n]))
+				warns = append(warns, warning{n, fmt.Sprintf("%s:%d: column %q holds a %s here but a %s at line %d: every value of it is written as text, as in the file",
+					ds.Source, row.Line, n, t, c.Type, firstLine[n])})
 				c.Type, c.Text = table.TypeString, true
 			}
 		}
@@ -190,13 +253,58 @@ func (r *Reader) scan(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	for i := range cols {
-		if cols[i].Type == table.TypeNull {
-			cols[i].Type = table.TypeString
+	for n := range idx {
+		seen[n] = true
+	}
+	r.resolve(seen)
+	mapped := map[string]bool{r.Mapping.Question: true, r.Mapping.Gold: true, r.Mapping.DB: true}
+	if !r.Mapping.RowIndex {
+		mapped[r.Mapping.ID] = true
+	}
+	kept := cols[:0]
+	for _, c := range cols {
+		if ds.Columns == nil && mapped[c.Name] {
+			continue
+		}
+		if c.Type == table.TypeNull {
+			c.Type = table.TypeString
+		}
+		kept = append(kept, c)
+	}
+	r.Columns = kept
+	for _, w := range warns {
+		if ds.Columns != nil || !mapped[w.col] {
+			r.Warnings = append(r.Warnings, w.msg)
 		}
 	}
-	r.Columns = cols
 	return nil
+}
+
+// resolve settles the id, gold and db fields the block leaves out, given
+// every field name of the file.
+func (r *Reader) resolve(seen map[string]bool) {
+	m := &r.Mapping
+	for _, fb := range fallbacks {
+		if r.ds.Explicit[fb.attr] || (fb.attr == "db" && r.ds.DefaultDB != "") {
+			continue // default_db says the rows have no db field
+		}
+		field := map[string]*string{"id": &m.ID, "gold": &m.Gold, "db": &m.DB}[fb.attr]
+		if seen[*field] {
+			continue
+		}
+		found := false
+		for _, n := range fb.names {
+			if seen[n] {
+				*field, found = n, true
+				m.Inferred = append(m.Inferred, fb.attr)
+				break
+			}
+		}
+		if !found && fb.attr == "id" && m.Format == "json" {
+			m.ID, m.RowIndex = "", true
+			m.Inferred = append(m.Inferred, "id")
+		}
+	}
 }
 
 func typeOf(v table.Value) table.Type {
@@ -213,8 +321,8 @@ func typeOf(v table.Value) table.Type {
 	return table.TypeString
 }
 
-// Items streams the dataset's rows as items, mapped by the block's field
-// names, with Fields aligned to Columns (nil where a row lacks a field). A
+// Items streams the dataset's rows as items, mapped as Mapping says, with
+// Fields aligned to Columns (nil where a row lacks a field). A
 // row that cannot be an item — not one JSON object, no id, an id seen
 // before — is delivered with Invalid set to "FILE:LINE: message" and the
 // id "FILE:LINE", so it is reported and counted, never dropped: item
@@ -228,7 +336,8 @@ func (r *Reader) Items(ctx context.Context, fn func(item.Item) error) error {
 	seen := map[uint64]int{}
 	seed := maphash.MakeSeed()
 	base := filepath.Base(ds.Source)
-	return ReadRows(r.path, ds.Format, func(row Row) error {
+	m := r.Mapping
+	return ReadRows(r.path, m.Format, func(row Row) error {
 		if ctx.Err() != nil {
 			return context.Cause(ctx)
 		}
@@ -241,23 +350,27 @@ func (r *Reader) Items(ctx context.Context, fn func(item.Item) error) error {
 		if row.Err != "" {
 			return invalid(row.Err)
 		}
-		id, ok := row.Get(ds.ID)
-		if !ok || id == nil || Text(id) == "" {
-			return invalid(fmt.Sprintf("row has no %q value (set id = \"...\" in dataset %q to name the id field)", ds.ID, ds.Name))
+		if m.RowIndex {
+			it.ID = strconv.Itoa(row.Line - 1)
+		} else {
+			id, ok := row.Get(m.ID)
+			if !ok || id == nil || Text(id) == "" {
+				return invalid(fmt.Sprintf("row has no %q value (set id = \"...\" in dataset %q to name the id field)", m.ID, ds.Name))
+			}
+			it.ID = Text(id)
 		}
-		it.ID = Text(id)
 		h := maphash.String(seed, it.ID)
 		if prev, dup := seen[h]; dup {
 			return invalid(fmt.Sprintf("duplicate id %q (first at line %d)", it.ID, prev))
 		}
 		seen[h] = row.Line
-		if v, ok := row.Get(ds.Question); ok {
+		if v, ok := row.Get(m.Question); ok {
 			it.Question = Text(v)
 		}
-		if v, ok := row.Get(ds.Gold); ok {
+		if v, ok := row.Get(m.Gold); ok {
 			it.Gold = Text(v)
 		}
-		if v, ok := row.Get(ds.DB); ok && v != nil {
+		if v, ok := row.Get(m.DB); ok && v != nil {
 			it.DB = Text(v)
 		} else {
 			it.DB = ds.DefaultDB

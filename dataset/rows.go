@@ -1,10 +1,17 @@
 // Package dataset reads row files (JSONL, JSON, CSV, Parquet) as a stream of
 // ordered fields, and maps them to items through a dataset block. The same
-// reader serves replay prediction files.
+// reader serves replay prediction files, which may also be a Spider pred.txt
+// or BIRD's predict_dev.json (formats Spider and Bird).
 //
-// JSONL, CSV and Parquet are streamed: memory stays flat however large the
-// file. A JSON file must hold one top-level array, which is streamed element
-// by element with encoding/json's tokenizer.
+// JSONL, CSV, Parquet and Spider files are streamed: memory stays flat
+// however large the file. A JSON file must hold one top-level array, which
+// is streamed element by element with encoding/json's tokenizer; a BIRD
+// predictions object is read whole.
+//
+// Benchmark files are read as they are (docs/formats.md): a format the
+// dataset block does not set is decided from the extension and the
+// content, and the id, gold and db fields it does not set fall back to
+// Spider's and BIRD's names (Reader.Mapping says what was chosen).
 package dataset
 
 import (
@@ -47,7 +54,8 @@ func (r Row) Get(name string) (any, bool) {
 }
 
 // ReadRows calls fn for every row of path in order. It stops at the first
-// error from the file or from fn; errors name the file and line.
+// error from the file or from fn; errors name the file and line. format is
+// one of PredictionFormats.
 func ReadRows(path, format string, fn func(Row) error) error {
 	f, err := os.Open(path)
 	if err != nil {
@@ -63,6 +71,10 @@ func ReadRows(path, format string, fn func(Row) error) error {
 		return readCSV(f, path, fn)
 	case "parquet":
 		return readParquet(f, path, fn)
+	case Spider:
+		return readSpider(f, path, fn)
+	case Bird:
+		return readBird(f, path, fn)
 	}
 	return fmt.Errorf("%s: unknown format %q", path, format)
 }

@@ -12,13 +12,19 @@ import (
 //
 //	dataset "questions" {
 //	  source   = "data/questions.jsonl" # relative to the pipeline
-//	  format   = "jsonl"                # jsonl | json | csv | parquet; default from the extension
+//	  format   = "jsonl"                # jsonl | json | csv | parquet; default from the extension and content
 //	  id       = "id"                   # field names; these are the defaults
 //	  question = "question"
 //	  gold     = "gold"
 //	  db       = "db"
 //	  columns  = ["difficulty"]         # pass-through columns; default: every other field
 //	}
+//
+// An attribute the block leaves out is a default the dataset reader may
+// replace (package dataset, docs/formats.md): the format by the file's
+// content (a .json file holding JSONL), and id, gold and db by a benchmark's
+// own field names (question_id, query or SQL, db_id) when the default field
+// is absent. An attribute the block sets is used as it is.
 type Dataset struct {
 	Name     string
 	Source   string // resolved: relative paths are relative to the pipeline directory
@@ -30,6 +36,9 @@ type Dataset struct {
 	Columns  []string // nil: all remaining fields
 	// DefaultDB is used when the item has no db field (single-database sets).
 	DefaultDB string
+	// Explicit holds the attributes among format, id, question, gold and db
+	// that the block sets itself (by attribute name); nil when it sets none.
+	Explicit  map[string]bool
 	DeclRange hcl.Range
 }
 
@@ -67,6 +76,14 @@ func decodeDatasetBlock(block *hcl.Block, ctx *hcl.EvalContext) (*Dataset, hcl.D
 	ds.Gold = a.String("gold", "gold")
 	ds.DB = a.String("db", "db")
 	ds.DefaultDB = a.String("default_db", "")
+	for _, name := range []string{"format", "id", "question", "gold", "db"} {
+		if a.Has(name) {
+			if ds.Explicit == nil {
+				ds.Explicit = map[string]bool{}
+			}
+			ds.Explicit[name] = true
+		}
+	}
 	if a.Has("columns") {
 		ds.Columns = a.Strings("columns")
 		if ds.Columns == nil {

@@ -4,6 +4,17 @@
 #     -var dataset=questions.jsonl -var predictions=preds.jsonl \
 #     -var databases=dbs/ -out runs/mine
 #
+# Benchmark files work as they are (docs/formats.md): the dataset may be
+# JSONL, a JSON array (Spider's or BIRD's dev.json: id from question_id or
+# the row index, gold from query or SQL, db from db_id), CSV or Parquet; the
+# predictions JSONL, BIRD's predict_dev.json or a Spider pred.txt (line i is
+# the item with id "i": pair it with a dataset without ids, like Spider's
+# dev.json). Formats come from the extension and the content.
+#
+#   evalflow run pipelines/text2sql-replay.hcl \
+#     -var dataset=spider/dev.json -var predictions=pred.txt \
+#     -var databases=spider/database -out runs/spider
+#
 # The variables, the `id` and `ex` columns of items.parquet are a public
 # contract: later versions add to them and never rename them.
 
@@ -93,8 +104,7 @@ locals {
 }
 
 dataset "questions" {
-  source = fromcwd(var.dataset)
-  format = "jsonl"
+  source = fromcwd(var.dataset) # format from the extension and content
 }
 
 engine "main" {

@@ -1,12 +1,13 @@
 // Package generate is the generate stage: it gives every item its samples'
 // first attempts. This source is replay: predictions read from a
-// JSONL, JSON, CSV or Parquet file keyed by item id.
+// JSONL, JSON, CSV or Parquet file keyed by item id, a Spider / test-suite
+// pred.txt (one query per line) or BIRD's predict_dev.json.
 //
 //	stage "generate" {
 //	  dataset     = dataset.questions
 //	  source      = "replay"
 //	  predictions = "preds.jsonl"   # relative to the pipeline
-//	  format      = "jsonl"         # default: from the extension
+//	  format      = "jsonl"         # jsonl | json | csv | parquet | spider | bird; default: from the extension and content
 //	  id          = "id"            # field names in the predictions file
 //	}
 //
@@ -14,12 +15,19 @@
 // "attempts" (one sample, attempts in order: refine takes the next one when
 // an attempt fails), or "preds" (several samples for pass@k; each element is
 // a query string or a list of attempts).
+//
+// A Spider file (.txt, .sql) has no ids: line i (from 0) is the prediction
+// for the item with id "i", so it pairs with a dataset whose ids are row
+// indexes (Spider's dev.json, which has no id field, gets them). A BIRD
+// file maps ids to "SQL\t----- bird -----\tdb". Both ignore the id, pred,
+// preds and attempts attributes (docs/formats.md).
 package generate
 
 import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -79,12 +87,17 @@ func New(env *nodes.Env) (nodes.Stage, hcl.Diagnostics) {
 	r.Path = a.String("predictions", "")
 	if r.Path == "" && !a.Diags.HasErrors() {
 		a.Diags = append(a.Diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Missing predictions",
-			Detail: "A replay generate stage needs predictions = \"FILE\" (JSONL, JSON, CSV or Parquet keyed by item id).", Subject: b.DeclRange.Ptr()})
+			Detail: "A replay generate stage needs predictions = \"FILE\" (JSONL, JSON, CSV or Parquet keyed by item id, a Spider pred.txt or BIRD's predict_dev.json).", Subject: b.DeclRange.Ptr()})
 	}
 	if r.Path != "" && !filepath.IsAbs(r.Path) {
 		r.Path = filepath.Join(env.Pipeline.Dir, r.Path)
 	}
-	format := a.String("format", dsl.FormatOf(r.Path))
+	format := a.String("format", "")
+	if format != "" && !slices.Contains(dataset.PredictionFormats, format) {
+		a.Diags = append(a.Diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Unknown predictions format",
+			Detail: fmt.Sprintf("%q is not a predictions format; use one of %s.%s", format, strings.Join(dataset.PredictionFormats, ", "),
+				suggest(format, dataset.PredictionFormats)), Subject: a.Expr("format").Range().Ptr()})
+	}
 	idField := a.String("id", "id")
 	predField := a.String("pred", "pred")
 	predsField := a.String("preds", "preds")
@@ -94,10 +107,22 @@ func New(env *nodes.Env) (nodes.Stage, hcl.Diagnostics) {
 		return nil, a.Diags
 	}
 	if format == "" {
+		var err error
+		if format, err = dataset.PredictionFormat(r.Path); err != nil {
+			a.Diags = append(a.Diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Cannot read predictions",
+				Detail: err.Error(), Subject: a.Expr("predictions").Range().Ptr()})
+			return nil, a.Diags
+		}
+	}
+	if format == "" {
 		a.Diags = append(a.Diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Unknown predictions format",
-			Detail:  fmt.Sprintf("Cannot tell the format of %q; set format to one of %s.", r.Path, strings.Join(dsl.Formats, ", ")),
+			Detail:  fmt.Sprintf("Cannot tell the format of %q; set format to one of %s.", r.Path, strings.Join(dataset.PredictionFormats, ", ")),
 			Subject: a.Expr("predictions").Range().Ptr()})
 		return nil, a.Diags
+	}
+	if format == dataset.Spider || format == dataset.Bird {
+		// Rows of these formats have fixed fields (dataset.ReadRows).
+		idField, predField = "id", "pred"
 	}
 	r.byID = newPredStore()
 	err := dataset.ReadRows(r.Path, format, func(row dataset.Row) error {
