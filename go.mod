@@ -17,7 +17,6 @@ require (
 	github.com/rogpeppe/go-internal v1.16.0
 	github.com/sourcegraph/conc v0.3.0
 	github.com/zclconf/go-cty v1.19.0
-	go.etcd.io/bbolt v1.5.0
 	gonum.org/v1/gonum v0.17.0
 	google.golang.org/genai v1.77.0
 	modernc.org/libc v1.79.0

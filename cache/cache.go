@@ -4,36 +4,26 @@
 // index), so a re-run of the same pipeline makes no model call and a
 // changed prompt or parameter never hits a stale entry.
 //
-// On disk it is one bbolt file (go.etcd.io/bbolt), an embedded B+tree with
-// ACID transactions; concurrent writers are coalesced with bbolt's Batch.
-// bbolt locks the file for one process at a time: a second evalflow
-// process opening the same file waits up to OpenTimeout and then gets an
-// error (callers fall back to a memory store). Only successful responses
-// are stored — errors never are — and no credential is ever part of a key
-// or an entry.
+// On disk it is a directory of package store (one file per entry, written
+// by rename), so several evalflow processes share it safely. Only
+// successful responses are stored — errors never are — and no credential
+// is ever part of a key or an entry.
 package cache
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
+	"github.com/evalflow/evalflow/store"
 )
-
-var bucketName = []byte("responses")
-
-// OpenTimeout is how long Open waits for another process's lock.
-var OpenTimeout = 5 * time.Second
 
 // Entry is one cached response with the material its key was computed from,
 // so `evalflow cache explain KEY` can say what was asked.
@@ -63,8 +53,7 @@ func Key(material any) (string, error) {
 // Store is a response store, on disk or in memory. Safe for concurrent
 // use. The zero value is not usable; call Open or Memory.
 type Store struct {
-	path string
-	db   *bolt.DB // nil for a memory store
+	disk *store.Store // nil for a memory store
 
 	mu  sync.RWMutex
 	mem map[string][]byte
@@ -75,54 +64,38 @@ type Store struct {
 // Memory returns a store that lives as long as the process.
 func Memory() *Store { return &Store{mem: map[string][]byte{}} }
 
-// Open opens (creating as needed) the store file at path. The caller closes
-// it.
+// Open opens (creating as needed) the store directory at path.
 func Open(path string) (*Store, error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return nil, fmt.Errorf("cache: %w", err)
-	}
-	db, err := bolt.Open(path, 0o644, &bolt.Options{Timeout: OpenTimeout})
+	d, err := store.Open(path)
 	if err != nil {
-		if errors.Is(err, bolt.ErrTimeout) {
-			return nil, fmt.Errorf("cache %s is locked by another evalflow process (waited %s)", path, OpenTimeout)
-		}
 		return nil, fmt.Errorf("cache %s: %w", path, err)
 	}
-	if err := db.Update(func(tx *bolt.Tx) error {
-		_, err := tx.CreateBucketIfNotExists(bucketName)
-		return err
-	}); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("cache %s: %w", path, err)
-	}
-	return &Store{path: path, db: db}, nil
+	return &Store{disk: d}, nil
 }
 
-// Path is the store's file, "" for a memory store.
-func (s *Store) Path() string { return s.path }
-
-// Close releases the file; a memory store's Close does nothing.
-func (s *Store) Close() error {
-	if s.db == nil {
-		return nil
+// Path is the store's directory, "" for a memory store.
+func (s *Store) Path() string {
+	if s.disk == nil {
+		return ""
 	}
-	return s.db.Close()
+	return s.disk.Dir()
 }
+
+// Disk is the underlying directory store (nil for a memory store).
+func (s *Store) Disk() *store.Store { return s.disk }
+
+// Close does nothing: every entry is on disk once Put returns.
+func (s *Store) Close() error { return nil }
 
 // Get returns the entry stored under key.
 func (s *Store) Get(key string) (*Entry, bool, error) {
 	var raw []byte
-	if s.db == nil {
+	if s.disk == nil {
 		s.mu.RLock()
 		raw = s.mem[key]
 		s.mu.RUnlock()
-	} else if err := s.db.View(func(tx *bolt.Tx) error {
-		if v := tx.Bucket(bucketName).Get([]byte(key)); v != nil {
-			raw = bytes.Clone(v)
-		}
-		return nil
-	}); err != nil {
-		return nil, false, fmt.Errorf("cache get: %w", err)
+	} else if b, ok := s.disk.Get(key); ok {
+		raw = b
 	}
 	if raw == nil {
 		s.misses.Add(1)
@@ -131,7 +104,10 @@ func (s *Store) Get(key string) (*Entry, bool, error) {
 	var e Entry
 	if err := json.Unmarshal(raw, &e); err != nil {
 		s.misses.Add(1)
-		return nil, false, fmt.Errorf("cache entry %s is corrupt: %w", key, err)
+		if s.disk != nil {
+			s.disk.Remove(key)
+		}
+		return nil, false, fmt.Errorf("cache entry %s is corrupt (removed): %w", key, err)
 	}
 	s.hits.Add(1)
 	return &e, true, nil
@@ -150,34 +126,31 @@ func (s *Store) Put(e *Entry) error {
 		return fmt.Errorf("cache put: %w", err)
 	}
 	s.puts.Add(1)
-	if s.db == nil {
+	if s.disk == nil {
 		s.mu.Lock()
 		s.mem[e.Key] = raw
 		s.mu.Unlock()
 		return nil
 	}
-	return s.db.Batch(func(tx *bolt.Tx) error {
-		return tx.Bucket(bucketName).Put([]byte(e.Key), raw)
-	})
+	return s.disk.Put(e.Key, raw)
 }
 
 // Stats summarises a store.
 type Stats struct {
 	Path    string         `json:"path"`
 	Entries int            `json:"entries"`
-	Bytes   int64          `json:"bytes"`               // stored entry bytes
-	ByModel map[string]int `json:"by_model"`            // "provider model" → entries
-	Oldest  time.Time      `json:"oldest,omitzero"`     // oldest entry
-	Newest  time.Time      `json:"newest,omitzero"`     // newest entry
-	Hits    int64          `json:"hits"`                // this process
-	Misses  int64          `json:"misses"`              // this process
-	Puts    int64          `json:"puts"`                // this process
-	File    int64          `json:"file_bytes,omitzero"` // size of the file on disk
+	Bytes   int64          `json:"bytes"`           // stored entry bytes
+	ByModel map[string]int `json:"by_model"`        // "provider model" → entries
+	Oldest  time.Time      `json:"oldest,omitzero"` // oldest entry
+	Newest  time.Time      `json:"newest,omitzero"` // newest entry
+	Hits    int64          `json:"hits"`            // this process
+	Misses  int64          `json:"misses"`          // this process
+	Puts    int64          `json:"puts"`            // this process
 }
 
 // Stats walks the store.
 func (s *Store) Stats() (Stats, error) {
-	st := Stats{Path: s.path, ByModel: map[string]int{}, Hits: s.hits.Load(), Misses: s.misses.Load(), Puts: s.puts.Load()}
+	st := Stats{Path: s.Path(), ByModel: map[string]int{}, Hits: s.hits.Load(), Misses: s.misses.Load(), Puts: s.puts.Load()}
 	err := s.each(func(k string, v []byte) error {
 		st.Entries++
 		st.Bytes += int64(len(v))
@@ -193,9 +166,6 @@ func (s *Store) Stats() (Stats, error) {
 		}
 		return nil
 	})
-	if fi, err := os.Stat(s.path); err == nil && s.path != "" {
-		st.File = fi.Size()
-	}
 	return st, err
 }
 
@@ -208,7 +178,7 @@ func (s *Store) Keys() ([]string, error) {
 }
 
 func (s *Store) each(fn func(k string, v []byte) error) error {
-	if s.db == nil {
+	if s.disk == nil {
 		s.mu.RLock()
 		defer s.mu.RUnlock()
 		for k, v := range s.mem {
@@ -218,30 +188,24 @@ func (s *Store) each(fn func(k string, v []byte) error) error {
 		}
 		return nil
 	}
-	return s.db.View(func(tx *bolt.Tx) error {
-		return tx.Bucket(bucketName).ForEach(func(k, v []byte) error { return fn(string(k), v) })
+	return s.disk.Walk(func(i store.Info) error {
+		if v, ok := s.disk.Get(i.Key); ok {
+			return fn(i.Key, v)
+		}
+		return nil
 	})
 }
 
 // Clear removes every entry and returns how many there were.
 func (s *Store) Clear() (int, error) {
-	if s.db == nil {
+	if s.disk == nil {
 		s.mu.Lock()
 		n := len(s.mem)
 		s.mem = map[string][]byte{}
 		s.mu.Unlock()
 		return n, nil
 	}
-	n := 0
-	err := s.db.Update(func(tx *bolt.Tx) error {
-		n = tx.Bucket(bucketName).Stats().KeyN
-		if err := tx.DeleteBucket(bucketName); err != nil {
-			return err
-		}
-		_, err := tx.CreateBucket(bucketName)
-		return err
-	})
-	return n, err
+	return s.disk.Clear()
 }
 
 // Find returns the entry whose key is key or starts with key (a prefix of
@@ -252,6 +216,14 @@ func (s *Store) Find(key string) (*Entry, error) {
 	}
 	if len(key) < 8 {
 		return nil, fmt.Errorf("no entry %q (give the full key or a prefix of at least 8 characters)", key)
+	}
+	if s.disk != nil {
+		k, err := s.disk.Find(key)
+		if err != nil {
+			return nil, err
+		}
+		e, _, err := s.Get(k)
+		return e, err
 	}
 	var match []string
 	_ = s.each(func(k string, _ []byte) error {
@@ -270,24 +242,14 @@ func (s *Store) Find(key string) (*Entry, error) {
 	return nil, fmt.Errorf("prefix %q matches %d entries; give more characters", key, len(match))
 }
 
-// DefaultPath is where evalflow keeps its cache: $EVALFLOW_CACHE_DIR/llm.bolt
-// when set, else the user cache directory's evalflow/llm.bolt, else
-// .evalflow-cache/llm.bolt in the working directory.
-func DefaultPath() string {
-	if d := os.Getenv("EVALFLOW_CACHE_DIR"); d != "" {
-		return filepath.Join(d, "llm.bolt")
-	}
-	if d, err := os.UserCacheDir(); err == nil {
-		return filepath.Join(d, "evalflow", "llm.bolt")
-	}
-	return filepath.Join(".evalflow-cache", "llm.bolt")
-}
+// DefaultPath is where evalflow keeps its LLM cache: the llm directory of
+// store.Root() ($EVALFLOW_CACHE_DIR, else the user cache directory's
+// evalflow).
+func DefaultPath() string { return filepath.Join(store.Root(), "llm") }
 
 // Stores opens each store once for its owner — one run, built in main and
 // passed down — and hands the same *Store to every caller naming the same
-// path ("" for a memory store). A bbolt file is locked by the process that
-// opened it; a second evalflow process on the same file gets an error from
-// Open, and its callers fall back to a memory store (llm.Client says so).
+// path ("" for a memory store).
 type Stores struct {
 	mu sync.Mutex
 	m  map[string]*Store

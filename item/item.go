@@ -103,6 +103,10 @@ type Attempt struct {
 
 	// Durations by stage name (validate, execute, ...).
 	Timings map[string]time.Duration
+	// Cached is set when the stage cache answered this attempt's engine
+	// work (its syntax check or execution): its durations are the cache
+	// lookup's, not the query's.
+	Cached bool
 
 	// Model call of an LLM generator (zero for replay): tokens sent and
 	// received, dollars spent (0 for a cache hit), wall time of the call

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/evalflow/evalflow/cache"
+	evstore "github.com/evalflow/evalflow/store"
 )
 
 // Client is one endpoint with its limiter, retry policy, quota and cost
@@ -70,8 +71,8 @@ func New(cfg Config, prov Provider) (*Client, error) {
 }
 
 // cacheStore opens the cache on first use (planning a pipeline opens no
-// file): cfg.CacheDir/llm.bolt or cache.DefaultPath; a store that cannot be
-// opened (another process holds it) is replaced by a memory store and
+// file): cfg.CacheDir/llm or cache.DefaultPath; a store that cannot be
+// opened (an unwritable directory) is replaced by a memory store and
 // Warning says so.
 func (c *Client) cacheStore() *cache.Store {
 	if !c.cfg.Cache {
@@ -80,7 +81,7 @@ func (c *Client) cacheStore() *cache.Store {
 	c.storeOnce.Do(func() {
 		path := cache.DefaultPath()
 		if c.cfg.CacheDir != "" {
-			path = filepath.Join(c.cfg.CacheDir, "llm.bolt")
+			path = filepath.Join(c.cfg.CacheDir, "llm")
 		}
 		stores := c.stores
 		if stores == nil {
@@ -179,15 +180,20 @@ func (c *Client) complete(ctx context.Context, kind string, req *Request) (*Resp
 	}
 	key := c.CacheKey(kind, req)
 	store := c.cacheStore()
-	if store != nil {
+	if store != nil && evstore.Reads(ctx) {
 		if e, ok, _ := store.Get(key); ok {
 			var r Response
 			if json.Unmarshal(e.Response, &r) == nil {
 				c.hits.Add(1)
+				evstore.Call(ctx, true)
 				r.CacheHit, r.CacheKey, r.Latency = true, key, time.Since(start)
 				return &r, nil
 			}
 		}
+	}
+	evstore.Call(ctx, false)
+	if !evstore.Writes(ctx) {
+		store = nil // -no-cache: neither read nor written
 	}
 	est := estimateTokens(req)
 	var last *Error

@@ -32,6 +32,9 @@ type Engine struct {
 	// RootDiags explain why a file engine has no root; the planner
 	// reports them.
 	RootDiags hcl.Diagnostics
+	// Results, when set, is the stage cache that answers queries run
+	// before on the same data (results.go).
+	Results *Results
 }
 
 // NewEngine binds an engine block to an executor.
@@ -136,16 +139,33 @@ func (h *harnessError) Error() string        { return h.err.Error() }
 func (h *harnessError) Unwrap() []error      { return []error{h.err, ErrHarness} }
 func (h *harnessError) Is(target error) bool { return target == ErrHarness }
 
-// Run executes text for it and returns the result, the error class and the
-// time it took. A missing database file or an engine that cannot be
-// reached comes back as a HarnessError (class execution).
-func (e *Engine) Run(ctx context.Context, it *item.Item, text string) (*table.Table, string, error, time.Duration) {
+// Outcome is what running one query gave: its result or error (with the
+// error class), the time it took and whether the stage cache answered it
+// (then Took is the lookup's time, not the query's).
+type Outcome struct {
+	Result *table.Table
+	Class  string
+	Err    error
+	Took   time.Duration
+	Cached bool
+}
+
+// Run executes text for it. A missing database file or an engine that
+// cannot be reached comes back as a HarnessError (class execution). With a
+// stage cache, a query run before on the same data is answered from it.
+func (e *Engine) Run(ctx context.Context, it *item.Item, text string) Outcome {
 	q, err := e.Query(it, text)
 	if err != nil {
-		return nil, item.ClassExecution, HarnessError(err), 0
+		return Outcome{Class: item.ClassExecution, Err: HarnessError(err)}
 	}
 	start := time.Now()
-	res, err := e.Exec.Execute(ctx, q)
+	var res *table.Table
+	cached := false
+	if e.Results != nil {
+		res, err, cached = e.Results.cached(ctx, e, "execute", q, func() (*table.Table, error) { return e.Exec.Execute(ctx, q) })
+	} else {
+		res, err = e.Exec.Execute(ctx, q)
+	}
 	d := time.Since(start)
 	if err != nil {
 		class := engine.ClassOf(err)
@@ -160,7 +180,24 @@ func (e *Engine) Run(ctx context.Context, it *item.Item, text string) (*table.Ta
 		case errors.As(err, &netErr):
 			err = HarnessError(fmt.Errorf("engine.%s cannot be reached: %w", e.Block.Name, err))
 		}
-		return nil, class, err, d
+		return Outcome{Class: class, Err: err, Took: d, Cached: cached}
 	}
-	return res, item.ClassNone, nil, d
+	return Outcome{Result: res, Class: item.ClassNone, Took: d, Cached: cached}
+}
+
+// Prepare checks q's syntax on the engine (engine.Preparer), through the
+// stage cache when there is one. ok is false when the engine cannot
+// prepare.
+func (e *Engine) Prepare(ctx context.Context, q engine.Query) (err error, ok bool, cached bool) {
+	p, ok := e.Exec.(engine.Preparer)
+	if !ok {
+		return nil, false, false
+	}
+	if e.Results != nil {
+		_, err, cached = e.Results.cached(ctx, e, "prepare", q, func() (*table.Table, error) {
+			return &table.Table{}, p.Prepare(ctx, q)
+		})
+		return err, true, cached
+	}
+	return p.Prepare(ctx, q), true, false
 }

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync/atomic"
 
 	"github.com/hashicorp/hcl/v2"
 
@@ -34,6 +35,12 @@ type Options struct {
 	LLM *llm.Pool
 	// CISeed seeds the aggregates' bootstrap confidence intervals.
 	CISeed uint64
+	// Results is the stage cache every engine answers from (nil: none).
+	Results *nodes.Results
+	// NoCache bypasses every cache, reads and writes (-no-cache); Refresh
+	// names stages whose cache reads are bypassed (-refresh STAGE).
+	NoCache bool
+	Refresh []string
 }
 
 // Node is one planned stage.
@@ -43,6 +50,39 @@ type Node struct {
 	Stage       nodes.Stage
 	Concurrency int
 	Deps        []string // names of stages this one references, sorted
+
+	refresh, noCache bool
+	items, cached    atomic.Int64 // items processed, and of them answered wholly from a cache
+	computed         atomic.Int64 // items for which an engine query ran or a model was called
+}
+
+// StageStat is what a stage did in a run: items it processed, how many of
+// them a cache answered wholly (every engine query and model request it
+// needed), and for how many it ran a query or called a model. Items with
+// neither (no engine or model work) are in Items only.
+type StageStat struct {
+	Name     string `json:"name"`
+	Kind     string `json:"kind"`
+	Items    int    `json:"items"`
+	Cached   int    `json:"cached"`
+	Computed int    `json:"computed"`
+}
+
+// Stats lists every stage's items and cached items, in order.
+func (pl *Plan) Stats() []StageStat {
+	out := make([]StageStat, 0, len(pl.Order))
+	last := 0
+	for _, n := range pl.Chain {
+		last = int(n.items.Load())
+	}
+	for _, n := range pl.Order {
+		st := StageStat{Name: n.Block.Name, Kind: n.Kind.Name, Items: int(n.items.Load()), Cached: int(n.cached.Load()), Computed: int(n.computed.Load())}
+		if _, ok := n.Stage.(nodes.Collector); ok {
+			st.Items = last // a collector sees every item the chain finished
+		}
+		out = append(out, st)
+	}
+	return out
 }
 
 // Name returns the stage's address, "stage.NAME".
@@ -95,7 +135,12 @@ func Build(ctx context.Context, p *dsl.Pipeline, opts Options) (*Plan, hcl.Diagn
 				Detail: fmt.Sprintf("No stage kind %q is built in.", s.Kind), Subject: s.KindRange.Ptr()})
 			continue
 		}
-		n := &Node{Block: s, Kind: k, Concurrency: s.Concurrency}
+		n := &Node{Block: s, Kind: k, Concurrency: s.Concurrency, noCache: opts.NoCache}
+		for _, r := range opts.Refresh {
+			if r == s.Name {
+				n.refresh = true
+			}
+		}
 		if n.Concurrency == 0 {
 			n.Concurrency = k.DefaultConcurrency
 		}
@@ -113,6 +158,20 @@ func Build(ctx context.Context, p *dsl.Pipeline, opts Options) (*Plan, hcl.Diagn
 		}
 		sort.Strings(n.Deps)
 		nodesByName[s.Name] = n
+	}
+	for _, r := range opts.Refresh {
+		if blocks[r] == nil {
+			var names []string
+			for _, s := range p.Stages {
+				names = append(names, s.Name)
+			}
+			hint := ""
+			if sg := dsl.Suggest(r, names); sg != "" {
+				hint = fmt.Sprintf(" Did you mean %q?", sg)
+			}
+			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Unknown stage for -refresh",
+				Detail: fmt.Sprintf("-refresh %s: the pipeline has no stage %q.%s Stages: %s.", r, r, hint, strings.Join(names, ", "))})
+		}
 	}
 	diags = append(diags, checkWiring(p, blocks, nodesByName)...)
 	order, d := topoSort(p, nodesByName)
@@ -171,6 +230,9 @@ func Build(ctx context.Context, p *dsl.Pipeline, opts Options) (*Plan, hcl.Diagn
 			continue
 		}
 		ne := nodes.NewEngine(e, ex, p)
+		if !opts.NoCache {
+			ne.Results = opts.Results
+		}
 		pl.Engines[e.Name] = ne
 		diags = append(diags, ne.RootDiags...)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/evalflow/evalflow/dataset"
 	"github.com/evalflow/evalflow/item"
 	"github.com/evalflow/evalflow/nodes"
+	"github.com/evalflow/evalflow/store"
 )
 
 // RunOptions select items and receive results.
@@ -324,7 +325,17 @@ func process(ctx context.Context, n *Node, rec *item.Record, stop func(error)) {
 			}
 		}
 	}()
-	if err := n.Stage.Process(ctx, rec); err != nil {
+	tally := &store.Tally{Refresh: n.refresh, Off: n.noCache}
+	defer func() {
+		n.items.Add(1)
+		switch c := tally.Calls.Load(); {
+		case c > 0 && tally.Hits.Load() == c:
+			n.cached.Add(1)
+		case c > 0:
+			n.computed.Add(1)
+		}
+	}()
+	if err := n.Stage.Process(store.WithTally(ctx, tally), rec); err != nil {
 		var halt *nodes.StopRun
 		if errors.As(err, &halt) {
 			rec.Status, rec.Error = "error", fmt.Sprintf("%s on item %q: %v", n.Name(), rec.Item.ID, err)

@@ -1,11 +1,7 @@
 package rundir
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
-	"io"
-	"os"
 	"time"
 )
 
@@ -47,6 +43,9 @@ type Manifest struct {
 	// Cells are a sweep run's cells with their variables and results (nil
 	// outside a sweep; then Metrics holds the results).
 	Cells []ManifestCell `json:"cells,omitempty"`
+	// Stages says what each stage did: items processed and how many a
+	// cache answered wholly (stage cache and LLM cache).
+	Stages []ManifestStage `json:"stages,omitempty"`
 	// CISeed seeds the bootstrap confidence intervals in aggregates.parquet.
 	CISeed uint64 `json:"ci_seed"`
 	// BinaryMetrics are the metric columns declared 0/1 (Wilson intervals,
@@ -55,6 +54,15 @@ type Manifest struct {
 	// MetricErrors counts, per metric, items where the metric failed (a
 	// judge that failed or answered unparsably) or whose item is in error.
 	MetricErrors map[string]int `json:"metric_errors,omitempty"`
+}
+
+// ManifestStage is one stage's work in the run (over every sweep cell).
+type ManifestStage struct {
+	Name     string `json:"name"`
+	Kind     string `json:"kind"`
+	Items    int    `json:"items"`
+	Cached   int    `json:"cached"`   // items whose queries and model calls all came from a cache
+	Computed int    `json:"computed"` // items for which a query ran or a model was called
 }
 
 // ManifestCell is one sweep cell: its id (the `cell` column's value), the
@@ -88,22 +96,4 @@ type RunOptions struct {
 	Sample      int    `json:"sample,omitempty"`
 	Seed        uint64 `json:"seed,omitempty"`
 	Concurrency int    `json:"concurrency,omitempty"`
-}
-
-// HashFile returns the hex SHA-256 of a regular file's bytes ("" if
-// unreadable or not a regular file).
-func HashFile(path string) string {
-	if st, err := os.Stat(path); err != nil || !st.Mode().IsRegular() {
-		return "" // a FIFO or device: opening it again would block
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return ""
-	}
-	return hex.EncodeToString(h.Sum(nil))
 }

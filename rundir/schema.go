@@ -67,6 +67,7 @@ var AttemptSchema = sinks.Schema{
 	{Name: "cost", Type: table.TypeFloat, Doc: "dollars spent on the call (model block prices; 0 for a cache hit)"},
 	{Name: "latency_ms", Type: table.TypeFloat, Doc: "model call wall time, retries and limiter waits included"},
 	{Name: "cache_hit", Type: table.TypeBool, Doc: "the response came from the LLM cache"},
+	{Name: "cached", Type: table.TypeBool, Doc: "the stage cache answered this attempt's engine work (syntax check, execution): its durations are the lookup's"},
 	{Name: "syntax_valid", Type: table.TypeBool, Doc: "the engine's syntax verdict (prepare/EXPLAIN); null when not checked"},
 	{Name: "safe", Type: table.TypeBool, Doc: "the safety check's verdict; null when not checked"},
 	{Name: "safety_reason", Type: table.TypeString, Doc: "why the safety check refused the query"},
@@ -179,7 +180,7 @@ func attemptRow(rec *item.Record, a *item.Attempt) []any {
 	return []any{int64(rec.Seq), rec.Item.ID, int64(a.Sample), int64(a.Index), a.Query, a.Raw,
 		a.Validated, a.Valid, a.Executed, match, rows, truncated, a.ErrorClass, nz(a.ErrorMessage),
 		ms(a.Timings["validate"]), ms(a.Timings["execute"]),
-		int64(a.InputTokens), int64(a.OutputTokens), a.Cost, ms(a.Latency), a.CacheHit,
+		int64(a.InputTokens), int64(a.OutputTokens), a.Cost, ms(a.Latency), a.CacheHit, a.Cached,
 		optBool(a.SyntaxValid), optBool(a.Safe), nz(a.SafetyReason), optFloat(a.SchemaScore), jsonList(a.SchemaReasons),
 		optFloat(a.PropertiesScore), jsonList(a.PropertiesReasons)}
 }

@@ -12,7 +12,7 @@ import (
 
 func TestCacheCommand(t *testing.T) {
 	dir := t.TempDir()
-	s, err := cache.Open(filepath.Join(dir, "llm.bolt"))
+	s, err := cache.Open(filepath.Join(dir, "llm"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -25,13 +25,13 @@ func TestCacheCommand(t *testing.T) {
 		code := cmdCache(append([]string{"-dir", dir}, args...), &out, &errb)
 		return code, out.String() + errb.String()
 	}
-	if code, out := runCache("stats"); code != 0 || !strings.Contains(out, "entries  1") || !strings.Contains(out, "openai gpt-x") {
+	if code, out := runCache("stats"); code != 0 || !strings.Contains(out, "entries      1") || !strings.Contains(out, "openai gpt-x") {
 		t.Errorf("stats: %d %s", code, out)
 	}
 	if code, out := runCache("explain", key[:10]); code != 0 || !strings.Contains(out, "How many users?") || !strings.Contains(out, "SELECT count(*)") {
 		t.Errorf("explain: %d %s", code, out)
 	}
-	if code, out := runCache("clear"); code != 0 || !strings.Contains(out, "removed 1 entries") {
+	if code, out := runCache("clear"); code != 0 || !strings.Contains(out, "removed 1 entries from") {
 		t.Errorf("clear: %d %s", code, out)
 	}
 	if code, _ := runCache("explain", key); code != exitRun {

@@ -38,9 +38,11 @@ Usage:
   evalflow run      [flags] PIPELINE   run a pipeline (a .hcl file or a directory)
   evalflow plan     [flags] PIPELINE   show the stage DAG without running it
   evalflow validate [flags] PIPELINE   check a pipeline; prints file:line:col diagnostics
+  evalflow compare  [flags] A B        paired comparison of two runs (or sweep cells RUN@CELL)
+  evalflow export   [flags] RUN_DIR    write a run's predictions for an official scorer
   evalflow fmt      [-check] PATH...   rewrite .hcl files in canonical format
   evalflow metrics                     list every built-in metric
-  evalflow cache    stats|clear|explain KEY   inspect or clear the LLM response cache
+  evalflow cache    stats|clear|explain KEY|gc   inspect, trim or clear the caches
   evalflow version                     print the version
 
 Run 'evalflow COMMAND -h' for a command's flags.
@@ -68,6 +70,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return cmdMetrics(rest, stdout, stderr)
 	case "cache":
 		return cmdCache(rest, stdout, stderr)
+	case "compare":
+		return cmdCompare(ctx, rest, stdout, stderr)
+	case "export":
+		return cmdExport(rest, stdout, stderr)
 	case "version", "-version", "--version":
 		fmt.Fprintf(stdout, "evalflow %s (%s, %s/%s)\n", buildVersion(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
 		return exitOK
@@ -76,7 +82,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitOK
 	}
 	hint := ""
-	if s := dsl.Suggest(cmd, []string{"run", "plan", "validate", "fmt", "metrics", "cache", "version", "help"}); s != "" {
+	if s := dsl.Suggest(cmd, []string{"run", "plan", "validate", "compare", "export", "fmt", "metrics", "cache", "version", "help"}); s != "" {
 		hint = fmt.Sprintf(" Did you mean %q?", s)
 	}
 	fmt.Fprintf(stderr, "evalflow: unknown command %q.%s\n\n%s", cmd, hint, usage)

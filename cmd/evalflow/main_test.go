@@ -25,9 +25,24 @@ var update = flag.Bool("update", false, "rewrite the cmp golden files inside tes
 // runs main() in a child process, so scripts see real exit codes, stdout,
 // stderr and signal handling.
 func TestMain(m *testing.M) {
-	testscript.Main(m, map[string]func(){
-		"evalflow": main,
+	// Every run the tests start, in process or as a child, uses a cache of
+	// the test binary's own (removed at exit), never the developer's.
+	dir := ""
+	if os.Getenv("EVALFLOW_TEST_CACHE") == "" {
+		var err error
+		if dir, err = os.MkdirTemp("", "evalflow-test-cache-"); err != nil {
+			panic(err)
+		}
+		os.Setenv("EVALFLOW_CACHE_DIR", dir)
+		os.Setenv("EVALFLOW_TEST_CACHE", dir)
+	}
+	code := testscript.RunMain(m, map[string]func() int{
+		"evalflow": func() int { main(); return 0 },
 	})
+	if dir != "" {
+		os.RemoveAll(dir)
+	}
+	os.Exit(code)
 }
 
 // TestScripts runs testdata/script/*.txtar. Scripts get $REPO (the
@@ -56,6 +71,8 @@ func TestScripts(t *testing.T) {
 				}
 			}
 			e.Vars = vars
+			// Each script has a cache of its own.
+			e.Setenv("EVALFLOW_CACHE_DIR", filepath.Join(e.WorkDir, ".evalflow-cache"))
 			return nil
 		},
 		Condition: func(cond string) (bool, error) {

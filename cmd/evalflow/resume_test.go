@@ -76,7 +76,7 @@ func slowReplay(t *testing.T, dir string, n int) []string {
 	return []string{"run", filepath.Join(repo, "pipelines", "text2sql-replay.hcl"),
 		"-var", "dataset=questions.jsonl", "-var", "predictions=preds.jsonl",
 		"-var", "databases=" + filepath.Join(repo, "examples", "quickstart", "data"),
-		"-var", "timeout=5m", "-quiet", "-concurrency", "1"}
+		"-var", "timeout=5m", "-quiet", "-concurrency", "1", "-no-cache"}
 }
 
 type cmdResult struct {
@@ -362,7 +362,7 @@ func TestDiskFullThenResume(t *testing.T) {
 	repo, _ := filepath.Abs(filepath.Join("..", ".."))
 	args := []string{"run", filepath.Join(repo, "pipelines", "text2sql-replay.hcl"),
 		"-var", "dataset=q.jsonl", "-var", "predictions=p.jsonl",
-		"-var", "databases=" + filepath.Join(repo, "examples", "quickstart", "data"), "-quiet"}
+		"-var", "databases=" + filepath.Join(repo, "examples", "quickstart", "data"), "-quiet", "-no-cache"}
 	if r := runBin(t, bin, dir, append(args, "-out", "ref")...); r.code != 0 {
 		t.Fatalf("reference: exit %d\n%s", r.code, r.stderr)
 	}
@@ -549,7 +549,7 @@ func slowReplay2Args(t *testing.T) []string {
 	return []string{"run", filepath.Join(repo, "pipelines", "text2sql-replay.hcl"),
 		"-var", "dataset=questions.jsonl", "-var", "predictions=preds.jsonl",
 		"-var", "databases=" + filepath.Join(repo, "examples", "quickstart", "data"),
-		"-var", "timeout=5m", "-quiet", "-concurrency", "1"}
+		"-var", "timeout=5m", "-quiet", "-concurrency", "1", "-no-cache"}
 }
 
 // duckdbQuery runs one query with the DuckDB reader make deps installs

@@ -29,6 +29,7 @@ import (
 	"github.com/evalflow/evalflow/nodes/aggregate"
 	"github.com/evalflow/evalflow/planner"
 	"github.com/evalflow/evalflow/rundir"
+	"github.com/evalflow/evalflow/store"
 	"github.com/evalflow/evalflow/table"
 	"github.com/zclconf/go-cty/cty"
 
@@ -92,6 +93,9 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var failUnder multiFlag
 	fs.Var(&failUnder, "fail-under", "CI gate: exit 3 when METRIC's overall mean (in a sweep: any cell's) is below X: -fail-under ex=0.8 (repeatable)")
 	junitOut := fs.String("junit", "", "also write the run as JUnit XML (Ant/Surefire format: a testcase per item) to this file")
+	noCache := fs.Bool("no-cache", false, "bypass the stage cache and the LLM response cache: every query runs and every model call is made, nothing is stored")
+	var refresh multiFlag
+	fs.Var(&refresh, "refresh", "re-run STAGE's work instead of reading the cache (the answers are stored again); repeatable")
 	ciSeed := fs.Uint64("ci-seed", 1, "seed for the bootstrap confidence intervals in aggregates.parquet (recorded in the manifest as ci_seed)")
 	pos, err := parseArgs(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
@@ -141,9 +145,19 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	stores := cache.NewStores()
 	defer stores.Close()
 	pool := llm.NewPool(stores)
+	var results *nodes.Results
+	if !*noCache {
+		disk, err := store.Open(filepath.Join(store.Root(), "stages"))
+		if err != nil {
+			fmt.Fprintf(stderr, "evalflow run: warning: the stage cache cannot be opened (%v); every query runs\n", err)
+		} else {
+			results = nodes.NewResults(disk, buildVersion())
+		}
+	}
 	cells := make([]*cellRun, len(pipes))
 	for i, pi := range pipes {
-		pl, diags := planner.Build(ctx, pi, planner.Options{Concurrency: *conc, LLM: pool, CISeed: *ciSeed})
+		pl, diags := planner.Build(ctx, pi, planner.Options{Concurrency: *conc, LLM: pool, CISeed: *ciSeed,
+			Results: results, NoCache: *noCache, Refresh: refresh})
 		defer pl.Close()
 		if len(p.Cells) > 0 && diags.HasErrors() {
 			fmt.Fprintf(stderr, "evalflow run: in sweep cell %s:\n", p.Cells[i].ID)
@@ -191,6 +205,10 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		c.dsr = dsr
 		for _, w := range dsr.Warnings {
 			fmt.Fprintf(stderr, "evalflow run: warning: %s%s\n", c.label(), w)
+		}
+		if len(dsr.Mapping.Inferred) > 0 && (c.cell == nil || c.cell.Index == 0 || c.pl.Dataset.Source != cells[0].pl.Dataset.Source) {
+			// Said once: what was read from the file rather than declared.
+			fmt.Fprintf(stderr, "evalflow run: %sdataset.%s: %s\n", c.label(), c.pl.Dataset.Name, dsr.Mapping)
 		}
 		if c.cell != nil {
 			n := 0
@@ -358,6 +376,10 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fin := manifest(p, cells[0].pl, runID, started, rd, rows, *limit, *sample, *seed, *conc)
 	fin.RunID, fin.Started, fin.Resumes, fin.Kept, fin.MaxErrors, fin.Fingerprint = m.RunID, m.Started, m.Resumes, m.Kept, m.MaxErrors, fp
 	fin.CISeed, fin.BinaryMetrics = *ciSeed, binaryCols
+	if d := cells[0].dsr; d != nil && d.Mapping.Format != "" {
+		fin.Dataset.Format = d.Mapping.Format // as read, which may differ from the extension
+	}
+	fin.Stages = stageStats(cells)
 	fin.Cells = manifestCells(cells, rows)
 	fin.Seconds = fin.Finished.Sub(m.Started).Seconds()
 	m = fin
@@ -443,6 +465,10 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if status == "cancelled" {
 		fmt.Fprintf(stderr, "evalflow run: interrupted; %d finished items are in %s; run the same command again to continue\n", m.Counts.Items-m.Counts.Cancelled, dir)
 	}
+	if results != nil && results.Disk().Written() > 0 {
+		// Keep the stage cache within its bound (least recently used go).
+		results.Disk().GC(store.MaxBytes())
+	}
 	if *junitOut != "" && status != "cancelled" {
 		if err := writeJUnit(*junitOut, dir, m, rows, metricCols); err != nil {
 			fmt.Fprintf(stderr, "evalflow run: -junit: %v\n", err)
@@ -476,6 +502,26 @@ func gateMetrics(cells []*cellRun, metricCols []string) []string {
 					out = append(out, d.As+"*")
 				}
 			}
+		}
+	}
+	return out
+}
+
+// stageStats sums every cell's stage counts, by stage name.
+func stageStats(cells []*cellRun) []rundir.ManifestStage {
+	var out []rundir.ManifestStage
+	idx := map[string]int{}
+	for _, c := range cells {
+		for _, st := range c.pl.Stats() {
+			i, ok := idx[st.Name]
+			if !ok {
+				i = len(out)
+				idx[st.Name] = i
+				out = append(out, rundir.ManifestStage{Name: st.Name, Kind: st.Kind})
+			}
+			out[i].Items += st.Items
+			out[i].Cached += st.Cached
+			out[i].Computed += st.Computed
 		}
 	}
 	return out
@@ -643,17 +689,17 @@ func fingerprint(p *dsl.Pipeline, pl *planner.Plan, limit, sample int, seed uint
 					path = s // fromcwd values are relative to the working directory
 				}
 			}
-			if h := rundir.InputFingerprint(path); h != "" {
+			if h := store.InputFingerprint(path); h != "" {
 				f["content of var."+n] = h
 			}
 		}
 	}
 	if ds := pl.Dataset; ds != nil {
-		f["dataset"] = rundir.InputFingerprint(ds.Source)
+		f["dataset"] = store.InputFingerprint(ds.Source)
 	}
 	for name, e := range pl.Engines {
 		if r, ok := any(e).(interface{ Root() string }); ok && r.Root() != "" {
-			f["databases of engine."+name] = rundir.InputFingerprint(r.Root())
+			f["databases of engine."+name] = store.InputFingerprint(r.Root())
 		}
 	}
 	return f
@@ -676,7 +722,7 @@ func manifest(p *dsl.Pipeline, pl *planner.Plan, runID string, started time.Time
 		m.Variables = append(m.Variables, rundir.ManifestVar{Name: n, Value: dsl.ValueJSON(v.Value), Source: v.Source})
 	}
 	if ds := pl.Dataset; ds != nil {
-		m.Dataset = rundir.ManifestFile{Name: ds.Name, Path: ds.Source, Format: ds.Format, SHA256: rundir.HashFile(ds.Source)}
+		m.Dataset = rundir.ManifestFile{Name: ds.Name, Path: ds.Source, Format: ds.Format, SHA256: store.HashFile(ds.Source)}
 	}
 	for _, r := range rows {
 		if r.Group != "all" {

@@ -69,7 +69,8 @@ func (x *Execute) EngineOf() *nodes.Engine { return x.Engine }
 func (x *Execute) Process(ctx context.Context, rec *item.Record) error {
 	var harness []error
 	if x.Gold && !rec.GoldDone && rec.Item.Gold != "" {
-		res, class, err, _ := x.Engine.Run(ctx, &rec.Item, rec.Item.Gold)
+		o := x.Engine.Run(ctx, &rec.Item, rec.Item.Gold)
+		res, class, err := o.Result, o.Class, o.Err
 		if class == item.ClassCancelled {
 			return err
 		}
@@ -86,9 +87,10 @@ func (x *Execute) Process(ctx context.Context, rec *item.Record) error {
 		if at == nil || at.Executed || at.Failed() {
 			continue
 		}
-		res, class, err, d := x.Engine.Run(ctx, &rec.Item, at.Query)
-		at.Time("execute", d)
-		at.Executed = true
+		o := x.Engine.Run(ctx, &rec.Item, at.Query)
+		res, class, err := o.Result, o.Class, o.Err
+		at.Time("execute", o.Took)
+		at.Executed, at.Cached = true, o.Cached
 		if err != nil {
 			at.SetError(class, err.Error())
 			if errors.Is(err, nodes.ErrHarness) {

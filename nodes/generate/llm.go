@@ -392,7 +392,8 @@ func (g *LLM) sampleValues(ctx context.Context, it *item.Item, s *engine.Schema)
 	out := map[string][]string{}
 	for _, t := range s.Tables {
 		q := fmt.Sprintf(`SELECT * FROM "%s" LIMIT %d`, strings.ReplaceAll(t.Name, `"`, `""`), g.sampleRows)
-		res, _, err, _ := g.eng.Run(ctx, it, q)
+		o := g.eng.Run(ctx, it, q)
+		res, err := o.Result, o.Err
 		if err != nil || res == nil {
 			continue
 		}

@@ -253,8 +253,9 @@ func TestLLMRefineEndToEnd(t *testing.T) {
 func TestLLMQuotaMarksRemainingItems(t *testing.T) {
 	dir := t.TempDir()
 	var items []map[string]any
+	// Distinct questions: no item may be answered from another's cached call.
 	for i := range 6 {
-		items = append(items, map[string]any{"id": fmt.Sprint(i), "question": "How many items?", "gold": "SELECT count(*) FROM item", "db": "shop"})
+		items = append(items, map[string]any{"id": fmt.Sprint(i), "question": fmt.Sprintf("How many items? (%d)", i), "gold": "SELECT count(*) FROM item", "db": "shop"})
 	}
 	shop(t, dir, items)
 	srv := fake.New(fake.OpenAI, fake.WithResponder(func(r fake.Request) string { return "SELECT count(*) FROM item" }))
@@ -288,7 +289,7 @@ func TestLLMMaxCostStopsTheRun(t *testing.T) {
 	dir := t.TempDir()
 	var items []map[string]any
 	for i := range 20 {
-		items = append(items, map[string]any{"id": fmt.Sprint(i), "question": "How many items?", "gold": "SELECT count(*) FROM item", "db": "shop"})
+		items = append(items, map[string]any{"id": fmt.Sprint(i), "question": fmt.Sprintf("How many items? (%d)", i), "gold": "SELECT count(*) FROM item", "db": "shop"})
 	}
 	shop(t, dir, items)
 	srv := fake.New(fake.OpenAI, fake.WithResponder(func(r fake.Request) string { return "SELECT count(*) FROM item" }))

@@ -202,7 +202,8 @@ func (s *Score) Process(ctx context.Context, rec *item.Record) error {
 	if s.engine != nil {
 		eng := s.engine
 		in.Exec = func(ctx context.Context, q string) (*table.Table, error) {
-			res, class, err, _ := eng.Run(ctx, &rec.Item, q)
+			o := eng.Run(ctx, &rec.Item, q)
+			res, class, err := o.Result, o.Class, o.Err
 			if err != nil && (class == item.ClassTimeout || errors.Is(err, nodes.ErrHarness)) {
 				mu.Lock()
 				harness = append(harness, fmt.Errorf("score: re-executing a rewritten query for item %q: %s: %v", rec.Item.ID, class, err))

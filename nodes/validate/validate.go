@@ -184,13 +184,15 @@ func (v *Validate) check(ctx context.Context, rec *item.Record, at *item.Attempt
 		}
 	}
 	if v.Syntax && v.Engine != nil {
-		if p, ok := v.Engine.Exec.(engine.Preparer); ok {
+		if _, ok := v.Engine.Exec.(engine.Preparer); ok {
 			q, err := v.Engine.Query(&rec.Item, at.Query)
 			if err != nil {
 				at.SetError(item.ClassExecution, err.Error())
 				return nodes.HarnessError(err)
 			}
-			if err := p.Prepare(ctx, q); err != nil {
+			err, _, cached := v.Engine.Prepare(ctx, q)
+			at.Cached = at.Cached || cached
+			if err != nil {
 				if engine.Unavailable(err) {
 					at.SetError(item.ClassExecution, err.Error())
 					return nodes.HarnessError(fmt.Errorf("engine.%s, item %q: %w", v.Engine.Block.Name, rec.Item.ID, err))

@@ -1,9 +1,10 @@
-package rundir
+package store
 
 import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -14,7 +15,8 @@ import (
 // it (symlinks followed at the top only). Hashing every byte of a
 // benchmark's databases (gigabytes for BIRD) on every run would cost
 // seconds; a database changed in place changes its size or mtime. It is
-// weaker than a content hash, and docs/output.md says so.
+// weaker than a content hash, and docs/output.md says so. (Used by run
+// fingerprints and by the stage cache for database directories.)
 func TreeFingerprint(dir string) string {
 	root, err := filepath.EvalSymlinks(dir)
 	if err != nil {
@@ -56,4 +58,22 @@ func InputFingerprint(path string) string {
 		return ""
 	}
 	return "sha256:" + HashFile(path)
+}
+
+// HashFile returns the hex SHA-256 of a regular file's bytes ("" if
+// unreadable or not a regular file).
+func HashFile(path string) string {
+	if st, err := os.Stat(path); err != nil || !st.Mode().IsRegular() {
+		return "" // a FIFO or device: opening it again would block
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return ""
+	}
+	return hex.EncodeToString(h.Sum(nil))
 }

@@ -1,0 +1,288 @@
+package nodes
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"regexp"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/evalflow/evalflow/engine"
+	"github.com/evalflow/evalflow/item"
+	"github.com/evalflow/evalflow/store"
+	"github.com/evalflow/evalflow/table"
+)
+
+// Results is the stage cache of engine work: the result (or the
+// deterministic error) of every query a stage runs — gold, predictions,
+// refine's re-runs, a profile's rewritten queries, validate's syntax check
+// — stored under a key hashing all it depends on:
+//
+//   - the query text, the row cap and the operation (execute or prepare);
+//   - the engine's kind and options, credentials removed (a DSN's password,
+//     any option named like a secret), and read_only;
+//   - the database: for a file (SQLite, DuckDB, a graph or dataframe file)
+//     the SHA-256 of its content; for a directory its tree fingerprint
+//     (paths, sizes, modification times); for a server engine its name or
+//     endpoint only — the cache cannot see a server's data change, so that
+//     key is weaker (docs/cli.md: use -refresh or -no-cache after changing
+//     server data);
+//   - the evalflow version, since engine code decides the result's form.
+//
+// Timeouts, cancellations and failures of the harness (engine down,
+// database missing) are never stored: they depend on the moment. Durations
+// are never served: a cached execution's time is this run's lookup time.
+type Results struct {
+	disk    *store.Store
+	version string
+
+	mu     sync.Mutex
+	hashes map[string]fileHash // path → content hash, valid for its size and mtime
+}
+
+type fileHash struct {
+	size  int64
+	mtime time.Time
+	hash  string
+}
+
+// NewResults returns a stage cache over disk, keyed for this evalflow
+// version.
+func NewResults(disk *store.Store, version string) *Results {
+	return &Results{disk: disk, version: version, hashes: map[string]fileHash{}}
+}
+
+// Disk is the store holding the results.
+func (r *Results) Disk() *store.Store { return r.disk }
+
+// resultEntry is what a key stores: the result, or the error class and
+// message of a deterministic failure, and the key's material for explain.
+type resultEntry struct {
+	Material json.RawMessage `json:"material"`
+	Table    []byte          `json:"table,omitempty"`
+	Class    string          `json:"class,omitempty"`
+	Msg      string          `json:"msg,omitempty"`
+	Created  time.Time       `json:"created"`
+}
+
+// material is what a result depends on.
+type material struct {
+	V        int            `json:"v"`
+	Evalflow string         `json:"evalflow"`
+	Op       string         `json:"op"`
+	Kind     string         `json:"engine_kind"`
+	Options  map[string]any `json:"engine_options,omitempty"`
+	ReadOnly bool           `json:"read_only"`
+	DB       string         `json:"db"`
+	Query    string         `json:"query"`
+	MaxRows  int            `json:"max_rows"`
+}
+
+// key computes the content address of op on q for engine e.
+func (r *Results) key(e *Engine, op string, q engine.Query) (string, []byte) {
+	m := material{V: 1, Evalflow: r.version, Op: op, Kind: e.Block.Kind, Options: scrub(e.Block.Options),
+		ReadOnly: e.Block.ReadOnly, DB: r.dbIdentity(q.DB), Query: q.Text, MaxRows: q.MaxRows}
+	if m.MaxRows <= 0 {
+		m.MaxRows = e.Block.MaxRows
+	}
+	b, _ := json.Marshal(m)
+	sum := sha256.Sum256(b)
+	return "q" + hex.EncodeToString(sum[:]), b
+}
+
+// dbIdentity names the database's content: a file's SHA-256 (computed once
+// per size and modification time), a directory's tree fingerprint, or the
+// name a server engine was given.
+func (r *Results) dbIdentity(db string) string {
+	st, err := os.Stat(db)
+	switch {
+	case err != nil:
+		return "name:" + db
+	case st.IsDir():
+		return "tree:" + store.TreeFingerprint(db)
+	case !st.Mode().IsRegular():
+		return "name:" + db
+	}
+	r.mu.Lock()
+	h, ok := r.hashes[db]
+	r.mu.Unlock()
+	if ok && h.size == st.Size() && h.mtime.Equal(st.ModTime()) {
+		return "sha256:" + h.hash
+	}
+	sum := store.HashFile(db)
+	if sum == "" {
+		return "unreadable:" + db
+	}
+	r.mu.Lock()
+	r.hashes[db] = fileHash{size: st.Size(), mtime: st.ModTime(), hash: sum}
+	r.mu.Unlock()
+	return "sha256:" + sum
+}
+
+// get returns a stored result or deterministic error.
+func (r *Results) get(key string) (*table.Table, error, bool) {
+	raw, ok := r.disk.Get(key)
+	if !ok {
+		return nil, nil, false
+	}
+	var ent resultEntry
+	if err := json.Unmarshal(raw, &ent); err != nil {
+		r.disk.Remove(key)
+		return nil, nil, false
+	}
+	if ent.Class != "" {
+		return nil, &engine.Error{Class: ent.Class, Msg: ent.Msg}, true
+	}
+	var t table.Table
+	if err := t.UnmarshalBinary(ent.Table); err != nil {
+		r.disk.Remove(key)
+		return nil, nil, false
+	}
+	return &t, nil, true
+}
+
+// put stores a result or a deterministic error (others are not stored).
+func (r *Results) put(key string, mat []byte, res *table.Table, class string, err error) {
+	ent := resultEntry{Material: mat, Created: time.Now().UTC()}
+	if err != nil {
+		if !deterministic(class, err) {
+			return
+		}
+		ent.Class, ent.Msg = class, err.Error()
+	} else {
+		b, merr := res.MarshalBinary()
+		if merr != nil {
+			return
+		}
+		ent.Table = b
+	}
+	raw, jerr := json.Marshal(ent)
+	if jerr != nil {
+		return
+	}
+	r.disk.Put(key, raw)
+}
+
+// deterministic reports whether an engine error would recur for the same
+// query on the same data: a syntax, schema or execution error of the query
+// itself, not a timeout, a cancellation or an unreachable engine.
+func deterministic(class string, err error) bool {
+	var netErr *net.OpError
+	switch {
+	case engine.Unavailable(err), errors.Is(err, ErrHarness), errors.As(err, &netErr),
+		errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
+		return false
+	}
+	switch class {
+	case item.ClassSyntax, item.ClassSchema, item.ClassExecution, item.ClassSafety, item.ClassUnsupported:
+		return true
+	}
+	return false
+}
+
+// Explain returns the stored entry of a key (or unique prefix) as JSON:
+// what it was computed from and what it holds.
+func (r *Results) Explain(key string) ([]byte, error) {
+	k, err := r.disk.Find(key)
+	if err != nil {
+		return nil, err
+	}
+	raw, ok := r.disk.Get(k)
+	if !ok {
+		return nil, fmt.Errorf("no entry %q", key)
+	}
+	var ent resultEntry
+	if err := json.Unmarshal(raw, &ent); err != nil {
+		return nil, fmt.Errorf("entry %s is corrupt: %w", k, err)
+	}
+	out := map[string]any{"key": k, "material": ent.Material, "created": ent.Created}
+	if ent.Class != "" {
+		out["error_class"], out["error"] = ent.Class, ent.Msg
+	} else {
+		var t table.Table
+		if t.UnmarshalBinary(ent.Table) == nil {
+			out["columns"], out["rows"], out["truncated"] = t.Columns, len(t.Rows), t.Truncated
+			if len(t.Rows) > 5 {
+				t.Rows = t.Rows[:5]
+			}
+			out["first_rows"] = t.Rows
+		}
+	}
+	return json.MarshalIndent(out, "", "  ")
+}
+
+var secretName = regexp.MustCompile(`(?i)(pass(word)?|secret|token|api_?key|credential|auth)`)
+
+// scrub copies engine options without credentials: options named like a
+// secret are dropped, and a DSN or URL loses its password.
+func scrub(opts map[string]any) map[string]any {
+	if len(opts) == 0 {
+		return nil
+	}
+	out := map[string]any{}
+	keys := make([]string, 0, len(opts))
+	for k := range opts {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if secretName.MatchString(k) {
+			continue
+		}
+		v := opts[k]
+		if s, ok := v.(string); ok {
+			v = scrubDSN(s)
+		}
+		out[k] = v
+	}
+	return out
+}
+
+var kvPassword = regexp.MustCompile(`(?i)\b(password|pass|pwd)\s*=\s*('[^']*'|\S+)`)
+
+// scrubDSN removes the password of a URL (postgres://u:pw@h/db) or of a
+// key=value DSN (password=pw).
+func scrubDSN(s string) string {
+	if u, err := url.Parse(s); err == nil && u.User != nil {
+		if _, has := u.User.Password(); has {
+			u.User = url.User(u.User.Username())
+			return u.String()
+		}
+	}
+	if kvPassword.MatchString(s) {
+		return kvPassword.ReplaceAllString(s, "$1=")
+	}
+	return s
+}
+
+// cached runs op through the cache: a hit returns the stored outcome, a
+// miss runs it and stores a deterministic outcome. It reports the call to
+// the stage's tally (store.Call) and honours -refresh/-no-cache
+// (store.Reads, store.Writes).
+func (r *Results) cached(ctx context.Context, e *Engine, op string, q engine.Query, run func() (*table.Table, error)) (*table.Table, error, bool) {
+	key, mat := r.key(e, op, q)
+	if store.Reads(ctx) {
+		if res, err, ok := r.get(key); ok {
+			store.Call(ctx, true)
+			return res, err, true
+		}
+	}
+	store.Call(ctx, false)
+	res, err := run()
+	if store.Writes(ctx) && ctx.Err() == nil {
+		class := item.ClassNone
+		if err != nil {
+			class = engine.ClassOf(err)
+		}
+		r.put(key, mat, res, class, err)
+	}
+	return res, err, false
+}

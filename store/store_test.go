@@ -1,0 +1,123 @@
+package store
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+)
+
+func TestPutGetFind(t *testing.T) {
+	s, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := s.Get("0123456789abcdef"); ok {
+		t.Error("hit in an empty store")
+	}
+	if err := s.Put("0123456789abcdef", []byte("v1")); err != nil {
+		t.Fatal(err)
+	}
+	if b, ok := s.Get("0123456789abcdef"); !ok || string(b) != "v1" {
+		t.Errorf("get: %q %v", b, ok)
+	}
+	if k, err := s.Find("01234567"); err != nil || k != "0123456789abcdef" {
+		t.Errorf("find by prefix: %q %v", k, err)
+	}
+	s.Put("0123456700000000", []byte("v2"))
+	if _, err := s.Find("01234567"); err == nil {
+		t.Error("an ambiguous prefix was accepted")
+	}
+	for _, bad := range []string{"", "short", "../../etc/passwd", "ABCDEF0123456789", "0123456789/abcdef"} {
+		if err := s.Put(bad, []byte("x")); err == nil {
+			t.Errorf("key %q was accepted", bad)
+		}
+	}
+	st, _ := s.Stats()
+	if st.Entries != 2 || st.Bytes != 4 {
+		t.Errorf("stats: %+v", st)
+	}
+	if n, _ := s.Clear(); n != 2 {
+		t.Errorf("clear removed %d", n)
+	}
+}
+
+// TestGCRemovesLeastRecentlyUsed: gc keeps the store under its bound by
+// removing the entries used longest ago.
+func TestGCRemovesLeastRecentlyUsed(t *testing.T) {
+	s, _ := Open(t.TempDir())
+	now := time.Now()
+	for i := range 10 {
+		k := fmt.Sprintf("key%013d", i)
+		s.Put(k, make([]byte, 100))
+		old := now.Add(-time.Duration(10-i) * 2 * time.Hour) // key0 oldest
+		os.Chtimes(s.path(k), old, old)
+	}
+	// Reading key0 makes it the most recent (its mtime is over an hour old).
+	s.Get("key0000000000000")
+	n, freed, err := s.GC(450)
+	if err != nil || n != 6 || freed != 600 {
+		t.Fatalf("gc: removed %d, freed %d, %v; want 6 and 600", n, freed, err)
+	}
+	for i, want := range []bool{true, false, false, false, false, false, false, true, true, true} {
+		if _, ok := s.Get(fmt.Sprintf("key%013d", i)); ok != want {
+			t.Errorf("key %d kept = %v, want %v", i, ok, want)
+		}
+	}
+}
+
+// TestManyProcesses: several processes writing and reading the same keys
+// at once never see a partial value.
+func TestManyProcesses(t *testing.T) {
+	if dir := os.Getenv("STORE_TEST_WRITER"); dir != "" {
+		s, _ := Open(dir)
+		id, _ := strconv.Atoi(os.Getenv("STORE_TEST_ID"))
+		val := make([]byte, 64<<10)
+		for i := range val {
+			val[i] = byte(id)
+		}
+		for i := range 200 {
+			k := fmt.Sprintf("shared%010d", i%20)
+			if err := s.Put(k, val); err != nil {
+				fmt.Println("put:", err)
+				os.Exit(1)
+			}
+			if b, ok := s.Get(k); ok {
+				for _, c := range b[1:] {
+					if c != b[0] || len(b) != len(val) {
+						fmt.Println("torn value")
+						os.Exit(1)
+					}
+				}
+			}
+		}
+		os.Exit(0)
+	}
+	dir := t.TempDir()
+	var wg sync.WaitGroup
+	errs := make(chan string, 4)
+	for id := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cmd := exec.Command(os.Args[0], "-test.run=^TestManyProcesses$")
+			cmd.Env = append(os.Environ(), "STORE_TEST_WRITER="+dir, "STORE_TEST_ID="+strconv.Itoa(id+1))
+			if out, err := cmd.CombinedOutput(); err != nil {
+				errs <- fmt.Sprintf("writer %d: %v\n%s", id, err, out)
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
+	left, _ := filepath.Glob(filepath.Join(dir, "*", "*.tmp-*"))
+	if len(left) > 0 {
+		t.Errorf("temporary files left: %v", left)
+	}
+}
