@@ -93,6 +93,7 @@ func (p *Anthropic) Complete(ctx context.Context, req *Request) (*Response, erro
 		InputTokens:  int(out.Usage.InputTokens),
 		OutputTokens: int(out.Usage.OutputTokens),
 		FinishReason: string(out.StopReason),
+		Model:        string(out.Model),
 	}, nil
 }
 

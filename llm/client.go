@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
+	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -31,6 +32,9 @@ type Client struct {
 	mu      sync.Mutex
 	spent   float64
 	latched *Error // quota exhausted or budget reached: no more calls
+	// served holds the distinct model ids and system fingerprints the API
+	// reported (guarded by mu; see Served).
+	served provenanceSet
 
 	calls, retries, hits, inTok, outTok atomic.Int64
 
@@ -180,18 +184,31 @@ func (c *Client) complete(ctx context.Context, kind string, req *Request) (*Resp
 	}
 	key := c.CacheKey(kind, req)
 	store := c.cacheStore()
+	label := c.cfg.Provider + " " + req.Model
 	if store != nil && evstore.Reads(ctx) {
 		if e, ok, _ := store.Get(key); ok {
 			var r Response
 			if json.Unmarshal(e.Response, &r) == nil {
 				c.hits.Add(1)
-				evstore.Call(ctx, true)
+				evstore.Call(ctx, evstore.KindLLM, true)
+				evstore.ModelCall(ctx, label, true, r.InputTokens, r.OutputTokens)
 				r.CacheHit, r.CacheKey, r.Latency = true, key, time.Since(start)
+				c.noteServed(&r)
 				return &r, nil
 			}
 		}
 	}
-	evstore.Call(ctx, false)
+	evstore.Call(ctx, evstore.KindLLM, false)
+	if evstore.Probing(ctx) {
+		// evalflow plan calls no model: it estimates the request's tokens
+		// (its text over 4, plus max_tokens or 256 out).
+		out := req.MaxTokens
+		if out <= 0 {
+			out = 256
+		}
+		evstore.ModelCall(ctx, label, false, estimateTokens(req)-out, out)
+		return nil, &Error{Kind: KindNotCached, Msg: "not in the LLM cache (evalflow plan calls no model)"}
+	}
 	if !evstore.Writes(ctx) {
 		store = nil // -no-cache: neither read nor written
 	}
@@ -241,6 +258,7 @@ func (c *Client) complete(ctx context.Context, kind string, req *Request) (*Resp
 		if err == nil {
 			resp.Retries = try
 			resp.CacheKey, resp.Latency = key, time.Since(start)
+			c.noteServed(resp)
 			if store != nil {
 				c.put(store, kind, key, req, resp)
 			}
@@ -408,6 +426,23 @@ func (p *Pool) Client(cfg Config) (*Client, error) {
 	c.stores = p.stores
 	p.m[id] = c
 	return c, nil
+}
+
+// Configs lists the configuration of every client in the pool, sorted by
+// identity.
+func (p *Pool) Configs() []Config {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	ids := make([]string, 0, len(p.m))
+	for id := range p.m {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	out := make([]Config, len(ids))
+	for i, id := range ids {
+		out[i] = p.m[id].cfg
+	}
+	return out
 }
 
 // Close closes the caches the pool opened itself.

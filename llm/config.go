@@ -38,6 +38,10 @@ type Config struct {
 	MaxCost     float64 `json:"max_cost,omitempty"`     // dollars; 0: no limit
 	PriceInput  float64 `json:"price_input,omitempty"`  // dollars per million input tokens
 	PriceOutput float64 `json:"price_output,omitempty"` // dollars per million output tokens
+	// PriceSet is set when the model block declares a price (possibly 0,
+	// a free local model); without one, evalflow plan says the cost is
+	// unknown.
+	PriceSet bool `json:"price_set,omitempty"`
 
 	Cache    bool   `json:"cache"`               // use the response cache
 	CacheDir string `json:"cache_dir,omitempty"` // "" : cache.DefaultPath's directory
@@ -217,6 +221,7 @@ func ParseConfig(m map[string]any) (Config, error) {
 		if !ok {
 			bad("price", "an object { input = DOLLARS_PER_MTOK, output = DOLLARS_PER_MTOK }")
 		} else {
+			c.PriceSet = true
 			for k, pv := range p {
 				f, ok := pv.(float64)
 				switch {

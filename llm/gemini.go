@@ -85,7 +85,7 @@ func (p *Gemini) Complete(ctx context.Context, req *Request) (*Response, error) 
 		}
 		return nil, classifyTransport(ctx, err)
 	}
-	r := &Response{Text: out.Text()}
+	r := &Response{Text: out.Text(), Model: out.ModelVersion}
 	if out.UsageMetadata != nil {
 		r.InputTokens = int(out.UsageMetadata.PromptTokenCount)
 		r.OutputTokens = int(out.UsageMetadata.CandidatesTokenCount)

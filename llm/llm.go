@@ -68,6 +68,15 @@ type Response struct {
 	InputTokens  int    `json:"input_tokens"`
 	OutputTokens int    `json:"output_tokens"`
 	FinishReason string `json:"finish_reason,omitempty"`
+	// Model is the model id the API says answered (OpenAI's and
+	// Anthropic's `model`, Gemini's `modelVersion`): often a dated snapshot
+	// of the alias requested ("gpt-4o" → "gpt-4o-2024-08-06"). "" when the
+	// API sent none. Stored with the response in the cache.
+	Model string `json:"model,omitempty"`
+	// SystemFingerprint is OpenAI's `system_fingerprint`, the backend
+	// configuration that served the call, when the API returns one ("" for
+	// the other providers and for servers that send none).
+	SystemFingerprint string `json:"system_fingerprint,omitempty"`
 	// Set by Client, not by providers:
 	Cost     float64       `json:"-"` // dollars spent on this call (0 for a cache hit)
 	Latency  time.Duration `json:"-"` // wall time of Complete, retries and waits included
@@ -96,6 +105,7 @@ const (
 	KindQuota     Kind = "quota"      // quota or credit exhausted: no further calls to the endpoint
 	KindBudget    Kind = "budget"     // max_cost reached: no further calls to the endpoint
 	KindCancelled Kind = "cancelled"  // the caller's context ended
+	KindNotCached Kind = "not_cached" // evalflow plan's dry run: the cache had no answer
 )
 
 // Error is a classified call failure.

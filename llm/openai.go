@@ -87,5 +87,9 @@ func (p *OpenAI) Complete(ctx context.Context, req *Request) (*Response, error) 
 		InputTokens:  int(out.Usage.PromptTokens),
 		OutputTokens: int(out.Usage.CompletionTokens),
 		FinishReason: out.Choices[0].FinishReason,
+		Model:        out.Model,
+		// Marked deprecated in the SDK but still sent by OpenAI's API
+		// (and by some compatible servers); null or absent reads as "".
+		SystemFingerprint: out.SystemFingerprint,
 	}, nil
 }

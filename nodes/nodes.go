@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/hashicorp/hcl/v2"
+	"github.com/zclconf/go-cty/cty"
 
 	"github.com/evalflow/evalflow/dsl"
 	"github.com/evalflow/evalflow/item"
@@ -76,6 +77,20 @@ type BinaryColumns interface {
 	BinaryColumns() []string
 }
 
+// Bounded is implemented by stages that call models or engines: the most
+// calls the stage makes for one item with the given number of samples.
+// `evalflow plan` sums them into upper bounds for what is not cached
+// (repairs and judges depend on outcomes).
+type Bounded interface {
+	MaxCalls(samples int) (llm, engine int)
+}
+
+// Sampler is implemented by generate stages: how many samples an item gets
+// (pass@k draws several).
+type Sampler interface {
+	SampleCount() int
+}
+
 // Warner is implemented by stages that noticed something about the run as
 // a whole that is not an error of one item (predictions that match no
 // item, a group_by column no item has). The CLI prints the warnings and
@@ -136,10 +151,18 @@ type Kind struct {
 	Name               string
 	DefaultConcurrency int
 	// Inputs are the kinds this kind may take its input from; empty means it
-	// takes none (generate).
-	Inputs  []string
-	Factory Factory
+	// takes none: it is a source, reading a dataset (generate). A pipeline
+	// with several sources runs each as a branch.
+	Inputs []string
+	// Collects marks a kind whose stage sees finished records rather than
+	// processing them in the chain (aggregate): -concurrency leaves it as
+	// declared, and it queries no engine.
+	Collects bool
+	Factory  Factory
 }
+
+// Source reports whether the kind takes no input (it reads a dataset).
+func (k Kind) Source() bool { return len(k.Inputs) == 0 }
 
 // Registry maps kind names to Kinds. The zero value is empty and usable.
 type Registry struct {
@@ -194,6 +217,20 @@ func RefAttr(a *dsl.Attrs, attr, block string) (string, hcl.Diagnostics) {
 		return "", nil
 	}
 	tr, d := hcl.AbsTraversalForExpr(e)
+	if d.HasErrors() {
+		// Not a plain reference: a conditional choosing one (or null)
+		// evaluates to the block's placeholder object {name, block}.
+		if v, vd := e.Value(a.Ctx); !vd.HasErrors() && v.IsKnown() {
+			if v.IsNull() {
+				return "", nil
+			}
+			if v.Type().IsObjectType() && v.Type().HasAttribute("block") && v.Type().HasAttribute("name") {
+				if b := v.GetAttr("block"); b.Type() == cty.String && b.AsString() == block {
+					return v.GetAttr("name").AsString(), nil
+				}
+			}
+		}
+	}
 	if d.HasErrors() || len(tr) != 2 || tr.RootName() != block {
 		return "", hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Invalid reference",
 			Detail: fmt.Sprintf("%q must be a reference like %s.NAME.", attr, block), Subject: e.Range().Ptr()}}

@@ -72,7 +72,7 @@ func TestEveryPipelinePlans(t *testing.T) {
 			p, _ := dsl.Load(f, dsl.LoadOptions{Env: []string{}})
 			var vars []string
 			for name, v := range p.Variables {
-				if ph, ok := placeholder[name]; ok && (v.Default == cty.NilVal || name == "graph" || name == "databases") {
+				if ph, ok := placeholder[name]; ok && (v.Default == cty.NilVal || name == "graph" || name == "databases" || name == "predictions") {
 					vars = append(vars, name+"="+ph)
 				}
 			}

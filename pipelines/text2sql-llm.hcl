@@ -91,6 +91,12 @@ variable "max_cost" {
   description = "Dollars after which no further model call is made (0: no limit)."
 }
 
+variable "price" {
+  type        = object({ input = number, output = number })
+  default     = null
+  description = "Model prices in dollars per million tokens, e.g. { input = 2.5, output = 10 }, for max_cost and evalflow plan's estimate; null: unknown (plan says so)."
+}
+
 variable "compare" {
   type        = string
   default     = "evalflow"
@@ -157,6 +163,7 @@ model "generator" {
   max_tokens      = 1024
   max_concurrency = var.max_concurrency
   max_cost        = var.max_cost
+  price           = var.price
 }
 
 model "judge" {
@@ -166,6 +173,7 @@ model "judge" {
   temperature     = 0
   max_tokens      = 256
   max_concurrency = var.max_concurrency
+  price           = var.price
 }
 
 stage "generate" {

@@ -54,6 +54,48 @@ type Manifest struct {
 	// MetricErrors counts, per metric, items where the metric failed (a
 	// judge that failed or answered unparsably) or whose item is in error.
 	MetricErrors map[string]int `json:"metric_errors,omitempty"`
+	// Models is the provenance of the model blocks the run's generate
+	// stages called (nil when none did); see ManifestModel.
+	Models []ManifestModel `json:"models,omitempty"`
+	// Inputs are the regular files the stage blocks and engine options
+	// name (a replay's predictions file, ...) with their SHA-256, except
+	// those the fingerprint already covers (the dataset, files named by a
+	// variable). evalflow rerun checks them.
+	Inputs []ManifestInput `json:"inputs,omitempty"`
+}
+
+// ManifestModel is one model block as a run used it: the endpoint as
+// configured, what its API reported serving, and the prompt templates
+// rendered for it.
+type ManifestModel struct {
+	Name           string `json:"name"` // the model block's name
+	Provider       string `json:"provider"`
+	BaseURL        string `json:"base_url"` // "" for the provider's own endpoint
+	RequestedModel string `json:"requested_model"`
+	// ResolvedModels are the distinct model ids the API reported answering
+	// with (OpenAI and Anthropic `model`, Gemini `modelVersion`), sorted;
+	// a cache hit reports what was stored with the response. Empty when
+	// no call was made or the server reports none.
+	ResolvedModels []string `json:"resolved_models"`
+	// SystemFingerprints are the distinct OpenAI system_fingerprint values
+	// seen, sorted (empty for other providers).
+	SystemFingerprints []string `json:"system_fingerprints"`
+	// PromptSHA256 maps each template rendered for this model to the
+	// SHA-256 of its text, keyed "stage.NAME.ATTRIBUTE" (system, prompt,
+	// refine_prompt).
+	PromptSHA256 map[string]string `json:"prompt_sha256"`
+	// Cells are the sweep cells this entry applies to (nil outside a
+	// sweep). Resolved models and fingerprints are the endpoint's over the
+	// whole run.
+	Cells []string `json:"cells,omitempty"`
+}
+
+// ManifestInput is a file a block names, by its address
+// ("stage.generate.predictions"), path as resolved, and content hash.
+type ManifestInput struct {
+	Name   string `json:"name"`
+	Path   string `json:"path"`
+	SHA256 string `json:"sha256"`
 }
 
 // ManifestStage is one stage's work in the run (over every sweep cell).

@@ -84,6 +84,8 @@ type Server struct {
 	srv     *httptest.Server
 	respond Responder
 	latency time.Duration
+	modelID func(requested string) string // the model id answers report
+	sysFP   string                        // OpenAI's system_fingerprint; "": null
 
 	mu       sync.Mutex
 	script   []Fault
@@ -104,6 +106,17 @@ func WithLatency(d time.Duration) Option { return func(s *Server) { s.latency = 
 // WithResponder sets how completions are computed (default: a fenced
 // "SELECT 1").
 func WithResponder(r Responder) Option { return func(s *Server) { s.respond = r } }
+
+// WithModelID sets the model id answers report for a requested model, as
+// the real APIs resolve an alias to a snapshot ("gpt-4o" →
+// "gpt-4o-2024-08-06"): OpenAI's and Anthropic's `model`, Gemini's
+// `modelVersion`. Default: the requested name unchanged.
+func WithModelID(f func(requested string) string) Option { return func(s *Server) { s.modelID = f } }
+
+// WithSystemFingerprint makes OpenAI answers carry system_fingerprint fp
+// (default null, as OpenAI sends for some models and compatible servers
+// do). The other protocols have no such field.
+func WithSystemFingerprint(fp string) Option { return func(s *Server) { s.sysFP = fp } }
 
 // New starts a server for protocol on 127.0.0.1.
 func New(protocol string, opts ...Option) *Server {
@@ -259,10 +272,18 @@ func tokens(s string) int { return len(s)/4 + 1 }
 func (s *Server) success(req Request) []byte {
 	text := s.respond(req)
 	in, out := tokens(req.System+req.Prompt()), tokens(text)
+	model := req.Model
+	if s.modelID != nil {
+		model = s.modelID(req.Model)
+	}
+	var fp any // JSON null unless set
+	if s.sysFP != "" {
+		fp = s.sysFP
+	}
 	var v any
 	switch s.Protocol {
 	case Anthropic:
-		v = map[string]any{"id": "msg_fake", "type": "message", "role": "assistant", "model": req.Model,
+		v = map[string]any{"id": "msg_fake", "type": "message", "role": "assistant", "model": model,
 			"content":     []any{map[string]any{"type": "text", "text": text}},
 			"stop_reason": "end_turn", "stop_sequence": nil,
 			"usage": map[string]any{"input_tokens": in, "output_tokens": out}}
@@ -271,9 +292,9 @@ func (s *Server) success(req Request) []byte {
 			"candidates": []any{map[string]any{"index": 0, "finishReason": "STOP",
 				"content": map[string]any{"role": "model", "parts": []any{map[string]any{"text": text}}}}},
 			"usageMetadata": map[string]any{"promptTokenCount": in, "candidatesTokenCount": out, "totalTokenCount": in + out},
-			"modelVersion":  req.Model}
+			"modelVersion":  model}
 	default:
-		v = map[string]any{"id": "chatcmpl-fake", "object": "chat.completion", "created": 0, "model": req.Model,
+		v = map[string]any{"id": "chatcmpl-fake", "object": "chat.completion", "created": 0, "model": model, "system_fingerprint": fp,
 			"choices": []any{map[string]any{"index": 0, "finish_reason": "stop", "logprobs": nil,
 				"message": map[string]any{"role": "assistant", "content": text, "refusal": nil}}},
 			"usage": map[string]any{"prompt_tokens": in, "completion_tokens": out, "total_tokens": in + out}}

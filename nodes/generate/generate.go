@@ -48,6 +48,43 @@ var schema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{
 	{Name: "id"}, {Name: "pred"}, {Name: "preds"}, {Name: "attempts"}, {Name: "samples"},
 }}
 
+// decodeSource decodes a generate block for one source: its own attributes
+// and, so that one pipeline can switch sources with a variable
+// (source = var.model == "" ? "replay" : "llm"), the other source's
+// attributes when their value is null. A foreign attribute with a value is
+// an error naming the source it belongs to.
+func decodeSource(b *dsl.Stage, own, other *hcl.BodySchema, otherName string) *dsl.Attrs {
+	union := &hcl.BodySchema{Attributes: append([]hcl.AttributeSchema(nil), own.Attributes...)}
+	mine := map[string]bool{}
+	for _, at := range own.Attributes {
+		mine[at.Name] = true
+	}
+	var foreign []string
+	for _, at := range other.Attributes {
+		if !mine[at.Name] {
+			union.Attributes = append(union.Attributes, hcl.AttributeSchema{Name: at.Name})
+			foreign = append(foreign, at.Name)
+		}
+	}
+	a := dsl.DecodeAttrs(b.Body, union, b.Ctx, b.DeclRange)
+	for _, name := range foreign {
+		at, ok := a.Content.Attributes[name]
+		if !ok {
+			continue
+		}
+		v, d := at.Expr.Value(b.Ctx)
+		if !d.HasErrors() && v.IsNull() {
+			delete(a.Content.Attributes, name) // switched off for this source
+			continue
+		}
+		a.Diags = append(a.Diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Attribute of another source",
+			Detail:  fmt.Sprintf("%q applies to source = %q only; remove it, or make it null for this source (%s = cond ? value : null).", name, otherName, name),
+			Subject: at.Expr.Range().Ptr()})
+		delete(a.Content.Attributes, name)
+	}
+	return a
+}
+
 // Sources are the generation sources this build knows.
 var Sources = []string{"replay", "llm"}
 
@@ -60,13 +97,16 @@ type Replay struct {
 	samples int        // 0: as many as the row has
 }
 
+// SampleCount is the samples option, or 1 when each row decides.
+func (r *Replay) SampleCount() int { return max(r.samples, 1) }
+
 // New builds a generate stage from its block.
 func New(env *nodes.Env) (nodes.Stage, hcl.Diagnostics) {
 	b := env.Block
 	if isLLMSource(b) {
 		return NewLLM(env) // llm.go
 	}
-	a := dsl.DecodeAttrs(b.Body, schema, b.Ctx, b.DeclRange)
+	a := decodeSource(b, schema, llmSchema, "llm")
 	ds, d := nodes.RefAttr(a, "dataset", "dataset")
 	a.Diags = append(a.Diags, d...)
 	if ds == "" {

@@ -77,6 +77,8 @@ type LLM struct {
 	sampleRows     int
 	previewRows    int
 
+	promptSrc, refineSrc string // the templates' text, hashed for Provenance
+
 	schemaMu sync.Mutex
 	schemas  map[string]*schemaMemo // by database location
 
@@ -96,7 +98,7 @@ type schemaMemo struct {
 // NewLLM builds an llm generate stage.
 func NewLLM(env *nodes.Env) (nodes.Stage, hcl.Diagnostics) {
 	b := env.Block
-	a := dsl.DecodeAttrs(b.Body, llmSchema, b.Ctx, b.DeclRange)
+	a := decodeSource(b, llmSchema, schema, "replay")
 	g := &LLM{schemas: map[string]*schemaMemo{}, notes: map[*item.Sample]*llm.Response{}, errs: map[*item.Sample]error{}}
 	ds, d := nodes.RefAttr(a, "dataset", "dataset")
 	a.Diags = append(a.Diags, d...)
@@ -134,6 +136,11 @@ func NewLLM(env *nodes.Env) (nodes.Stage, hcl.Diagnostics) {
 	g.previewRows = a.Int("result_preview_rows", 5, 0, 1000)
 	parse := func(attr, def string) *template.Template {
 		src := a.String(attr, def)
+		if attr == "prompt" {
+			g.promptSrc = src
+		} else {
+			g.refineSrc = src
+		}
 		t, err := llm.ParseTemplate(attr, src)
 		if err != nil {
 			a.Diags = append(a.Diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid prompt template",
@@ -275,6 +282,12 @@ func (g *LLM) record(a *item.Attempt, resp *llm.Response, err error) {
 		a.SetError(item.ClassGeneration, "the completion holds no query")
 	}
 }
+
+// SampleCount is the number of samples per item.
+func (g *LLM) SampleCount() int { return g.Samples }
+
+// MaxCalls is one model request per sample.
+func (g *LLM) MaxCalls(samples int) (int, int) { return samples, 0 }
 
 // Revise asks the model to repair s's last attempt. ok is false when the
 // endpoint can take no more calls (quota or budget); a failed call is
@@ -433,6 +446,27 @@ func preview(t *table.Table, n int) string {
 		b.WriteString("\n(no rows)")
 	}
 	return b.String()
+}
+
+// Provenance identifies the endpoint this stage calls and what its API
+// reported serving so far (llm.Client.Served), with the SHA-256 of each
+// template the stage renders, by attribute name: "system" (the system
+// prompt sent: the stage's, else the model block's, else
+// llm.DefaultSystem), "prompt" and "refine_prompt". Safe for concurrent
+// use; call it after the run for the complete lists.
+func (g *LLM) Provenance() llm.Provenance {
+	p := g.Client.Provenance()
+	p.Name = g.ModelName
+	sys := g.system()
+	if sys == "" {
+		sys = g.Client.Config().System
+	}
+	p.PromptSHA256 = map[string]string{
+		"system":        llm.TextSHA256(sys),
+		"prompt":        llm.TextSHA256(g.promptSrc),
+		"refine_prompt": llm.TextSHA256(g.refineSrc),
+	}
+	return p
 }
 
 // Stats reports the endpoint's counters, for the run summary and tests.
