@@ -24,10 +24,13 @@ var StageKinds = []string{"generate", "validate", "execute", "refine", "score", 
 //	  concurrency = 4
 //	}
 type Stage struct {
-	Name        string
-	Kind        string
-	Input       *Ref // nil for generate
-	Concurrency int  // 0: the kind's default
+	Name  string
+	Kind  string
+	Input *Ref // nil for generate; for several inputs, the planner sets the branch's
+	// Inputs are every stage the input attribute names: one reference, or
+	// a list (input = [stage.exec_a, stage.exec_b]) joining branches.
+	Inputs      []Ref
+	Concurrency int // 0: the kind's default
 	Body        hcl.Body
 	Ctx         *hcl.EvalContext
 	// Refs are every reference to another block in the stage's body, in
@@ -71,9 +74,29 @@ func decodeStageBlock(block *hcl.Block, ctx *hcl.EvalContext) (*Stage, hcl.Diagn
 	}
 	s.Concurrency = a.Int("concurrency", 0, 1, 1<<16)
 	if e := a.Expr("input"); e != nil {
-		ref, d := refFromExpr(e, "input", "stage")
-		diags = append(diags, d...)
-		s.Input = ref
+		if tup, ok := e.(*hclsyntax.TupleConsExpr); ok {
+			// input = [stage.a, stage.b]: this stage joins branches.
+			for _, el := range tup.Exprs {
+				ref, d := refFromExpr(el, "input", "stage")
+				diags = append(diags, d...)
+				if ref != nil {
+					s.Inputs = append(s.Inputs, *ref)
+				}
+			}
+			if len(s.Inputs) == 0 && !diags.HasErrors() {
+				diags = append(diags, errorf(e.Range().Ptr(), "Empty input list", "input = [] names no stage; give stage.NAME or a list of them."))
+			}
+			if len(s.Inputs) == 1 {
+				s.Input = &s.Inputs[0]
+			}
+		} else {
+			ref, d := refFromExpr(e, "input", "stage")
+			diags = append(diags, d...)
+			s.Input = ref
+			if ref != nil {
+				s.Inputs = []Ref{*ref}
+			}
+		}
 	}
 	diags = append(diags, a.Diags...)
 	s.Refs = collectRefs(block.Body)

@@ -14,6 +14,7 @@ import (
 	"github.com/evalflow/evalflow/dsl"
 	"github.com/evalflow/evalflow/engine"
 	"github.com/evalflow/evalflow/item"
+	"github.com/evalflow/evalflow/store"
 	"github.com/evalflow/evalflow/table"
 )
 
@@ -161,6 +162,11 @@ func (e *Engine) Run(ctx context.Context, it *item.Item, text string) Outcome {
 	start := time.Now()
 	var res *table.Table
 	cached := false
+	if e.Results == nil && store.Probing(ctx) {
+		// evalflow plan's dry run without a stage cache: nothing to answer.
+		store.Call(ctx, store.KindEngine, false)
+		return Outcome{Class: item.ClassExecution, Err: HarnessError(errors.New("not in the stage cache (evalflow plan runs no query)"))}
+	}
 	if e.Results != nil {
 		res, err, cached = e.Results.cached(ctx, e, "execute", q, func() (*table.Table, error) { return e.Exec.Execute(ctx, q) })
 	} else {
@@ -192,6 +198,10 @@ func (e *Engine) Prepare(ctx context.Context, q engine.Query) (err error, ok boo
 	p, ok := e.Exec.(engine.Preparer)
 	if !ok {
 		return nil, false, false
+	}
+	if e.Results == nil && store.Probing(ctx) {
+		store.Call(ctx, store.KindEngine, false)
+		return &engine.Error{Class: item.ClassExecution, Msg: "not in the stage cache (evalflow plan runs no query)", Unavailable: true}, true, false
 	}
 	if e.Results != nil {
 		_, err, cached = e.Results.cached(ctx, e, "prepare", q, func() (*table.Table, error) {

@@ -271,11 +271,15 @@ func (r *Results) cached(ctx context.Context, e *Engine, op string, q engine.Que
 	key, mat := r.key(e, op, q)
 	if store.Reads(ctx) {
 		if res, err, ok := r.get(key); ok {
-			store.Call(ctx, true)
+			store.Call(ctx, store.KindEngine, true)
 			return res, err, true
 		}
 	}
-	store.Call(ctx, false)
+	store.Call(ctx, store.KindEngine, false)
+	if store.Probing(ctx) {
+		// evalflow plan runs no query.
+		return nil, &engine.Error{Class: item.ClassExecution, Msg: "not in the stage cache (evalflow plan runs no query)", Unavailable: true}, false
+	}
 	res, err := run()
 	if store.Writes(ctx) && ctx.Err() == nil {
 		class := item.ClassNone

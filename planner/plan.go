@@ -20,6 +20,7 @@ import (
 	"github.com/evalflow/evalflow/llm"
 	"github.com/evalflow/evalflow/metrics"
 	"github.com/evalflow/evalflow/nodes"
+	"github.com/evalflow/evalflow/store"
 )
 
 // Options configure planning. Zero values use the default registries.
@@ -41,6 +42,9 @@ type Options struct {
 	// names stages whose cache reads are bypassed (-refresh STAGE).
 	NoCache bool
 	Refresh []string
+	// Branch selects the source stage whose branch this plan runs, for a
+	// pipeline with several (Branches); "" for a pipeline with one.
+	Branch string
 }
 
 // Node is one planned stage.
@@ -54,6 +58,7 @@ type Node struct {
 	refresh, noCache bool
 	items, cached    atomic.Int64 // items processed, and of them answered wholly from a cache
 	computed         atomic.Int64 // items for which an engine query ran or a model was called
+	probe            *store.Probe // set during Estimate's dry run
 }
 
 // StageStat is what a stage did in a run: items it processed, how many of
@@ -93,7 +98,10 @@ func (n *Node) Name() string { return "stage." + n.Block.Name }
 type Plan struct {
 	Pipeline *dsl.Pipeline
 	Dataset  *dsl.Dataset
-	Engines  map[string]*nodes.Engine
+	// Branch is the source stage this plan runs ("" for a pipeline with
+	// one source).
+	Branch  string
+	Engines map[string]*nodes.Engine
 	// Order is every stage in topological order (ties by name).
 	Order []*Node
 	// Chain are the stages items flow through; Collectors see finished
@@ -123,12 +131,19 @@ func Build(ctx context.Context, p *dsl.Pipeline, opts Options) (*Plan, hcl.Diagn
 	}
 	var diags hcl.Diagnostics
 
+	stages := p.Stages
+	if opts.Branch != "" {
+		var d hcl.Diagnostics
+		stages, d = branchStages(p, opts.Branch, opts.Stages)
+		diags = append(diags, d...)
+		pl.Branch = opts.Branch
+	}
 	blocks := map[string]*dsl.Stage{}
-	for _, s := range p.Stages {
+	for _, s := range stages {
 		blocks[s.Name] = s
 	}
 	nodesByName := map[string]*Node{}
-	for _, s := range p.Stages {
+	for _, s := range stages {
 		k, ok := opts.Stages.Lookup(s.Kind)
 		if !ok {
 			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Unknown stage kind",
@@ -144,7 +159,7 @@ func Build(ctx context.Context, p *dsl.Pipeline, opts Options) (*Plan, hcl.Diagn
 		if n.Concurrency == 0 {
 			n.Concurrency = k.DefaultConcurrency
 		}
-		if opts.Concurrency > 0 && k.Name != "aggregate" {
+		if opts.Concurrency > 0 && !k.Collects {
 			n.Concurrency = opts.Concurrency
 		}
 		deps := map[string]bool{}
@@ -162,7 +177,7 @@ func Build(ctx context.Context, p *dsl.Pipeline, opts Options) (*Plan, hcl.Diagn
 	for _, r := range opts.Refresh {
 		if blocks[r] == nil {
 			var names []string
-			for _, s := range p.Stages {
+			for _, s := range stages {
 				names = append(names, s.Name)
 			}
 			hint := ""
@@ -173,7 +188,7 @@ func Build(ctx context.Context, p *dsl.Pipeline, opts Options) (*Plan, hcl.Diagn
 				Detail: fmt.Sprintf("-refresh %s: the pipeline has no stage %q.%s Stages: %s.", r, r, hint, strings.Join(names, ", "))})
 		}
 	}
-	diags = append(diags, checkWiring(p, blocks, nodesByName)...)
+	diags = append(diags, checkWiring(stages, blocks, nodesByName)...)
 	order, d := topoSort(p, nodesByName)
 	diags = append(diags, d...)
 	if diags.HasErrors() {
@@ -183,7 +198,7 @@ func Build(ctx context.Context, p *dsl.Pipeline, opts Options) (*Plan, hcl.Diagn
 
 	// Datasets: the generate stage names one, or there is exactly one.
 	for _, n := range order {
-		if n.Kind.Name != "generate" {
+		if !n.Kind.Source() {
 			continue
 		}
 		want := ""
@@ -205,7 +220,7 @@ func Build(ctx context.Context, p *dsl.Pipeline, opts Options) (*Plan, hcl.Diagn
 	// connections and have the wait counted against its timeout.
 	demand := 0
 	for _, n := range order {
-		if k := n.Kind.Name; k != "generate" && k != "aggregate" {
+		if !n.Kind.Source() && !n.Kind.Collects {
 			demand += n.Concurrency
 		}
 	}
@@ -285,10 +300,10 @@ func (pl *Plan) Close() error {
 
 // checkWiring verifies every stage's input is of a kind it accepts, that
 // only generate stages lack an input, and that there is one generate stage.
-func checkWiring(p *dsl.Pipeline, blocks map[string]*dsl.Stage, ns map[string]*Node) hcl.Diagnostics {
+func checkWiring(stages []*dsl.Stage, blocks map[string]*dsl.Stage, ns map[string]*Node) hcl.Diagnostics {
 	var diags hcl.Diagnostics
-	var gens []*dsl.Stage
-	for _, s := range p.Stages {
+	var gens, joins []*dsl.Stage
+	for _, s := range stages {
 		n := ns[s.Name]
 		if n == nil {
 			continue
@@ -300,6 +315,10 @@ func checkWiring(p *dsl.Pipeline, blocks map[string]*dsl.Stage, ns map[string]*N
 				diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Wrong stage wiring",
 					Detail: fmt.Sprintf("A %s stage takes no input; it reads a dataset. Remove input, or use dataset = dataset.NAME.", s.Kind), Subject: &rng})
 			}
+			continue
+		}
+		if s.Input == nil && len(s.Inputs) > 1 {
+			joins = append(joins, s)
 			continue
 		}
 		if s.Input == nil {
@@ -325,16 +344,26 @@ func checkWiring(p *dsl.Pipeline, blocks map[string]*dsl.Stage, ns map[string]*N
 					article(s.Kind), up.Name, article(up.Kind), strings.Join(n.Kind.Inputs, " or ")), Subject: &rng})
 		}
 	}
-	if len(gens) == 0 && len(p.Stages) > 0 {
+	if len(gens) == 0 && len(stages) > 0 {
 		diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "No generate stage",
 			Detail: "A pipeline needs one generate stage to give items their queries."})
 	}
+	if len(gens) <= 1 {
+		for _, s := range joins {
+			rng := s.Inputs[1].Range
+			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Join without branches",
+				Detail:  fmt.Sprintf("stage.%s lists several inputs, which joins branches, but the pipeline has one generate stage; give input = stage.NAME.", s.Name),
+				Subject: &rng})
+		}
+	}
 	if len(gens) > 1 {
+		// Build was not given a branch: the caller must plan each source's
+		// branch (Branches; evalflow run does).
 		diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Several generate stages",
-			Detail:  fmt.Sprintf("Only one generate stage per pipeline; stage.%s is the first. (Comparing generators is what sweeps are for.)", gens[0].Name),
+			Detail:  fmt.Sprintf("stage.%s and stage.%s are both sources; plan each as a branch (planner.Options.Branch).", gens[0].Name, gens[1].Name),
 			Subject: gens[1].DeclRange.Ptr()})
 	}
-	if len(p.Stages) == 0 {
+	if len(stages) == 0 {
 		diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "No stages",
 			Detail: "A pipeline needs at least a generate stage; see examples/quickstart."})
 	}

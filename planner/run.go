@@ -325,7 +325,7 @@ func process(ctx context.Context, n *Node, rec *item.Record, stop func(error)) {
 			}
 		}
 	}()
-	tally := &store.Tally{Refresh: n.refresh, Off: n.noCache}
+	tally := &store.Tally{Refresh: n.refresh, Off: n.noCache, Probe: n.probe, Seq: rec.Seq}
 	defer func() {
 		n.items.Add(1)
 		switch c := tally.Calls.Load(); {

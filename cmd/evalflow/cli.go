@@ -15,8 +15,11 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 
+	"github.com/zclconf/go-cty/cty"
+
 	"github.com/evalflow/evalflow/dsl"
 	"github.com/evalflow/evalflow/metrics"
+	"github.com/evalflow/evalflow/planner"
 )
 
 // Exit codes (documented in docs/cli.md).
@@ -40,6 +43,7 @@ Usage:
   evalflow validate [flags] PIPELINE   check a pipeline; prints file:line:col diagnostics
   evalflow compare  [flags] A B        paired comparison of two runs (or sweep cells RUN@CELL)
   evalflow export   [flags] RUN_DIR    write a run's predictions for an official scorer
+  evalflow rerun    [flags] RUN_DIR    run a run's recorded inputs again; refuses changed ones
   evalflow fmt      [-check] PATH...   rewrite .hcl files in canonical format
   evalflow metrics                     list every built-in metric
   evalflow cache    stats|clear|explain KEY|gc   inspect, trim or clear the caches
@@ -74,6 +78,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return cmdCompare(ctx, rest, stdout, stderr)
 	case "export":
 		return cmdExport(rest, stdout, stderr)
+	case "rerun":
+		return cmdRerun(ctx, rest, stdout, stderr)
 	case "version", "-version", "--version":
 		fmt.Fprintf(stdout, "evalflow %s (%s, %s/%s)\n", buildVersion(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
 		return exitOK
@@ -82,7 +88,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitOK
 	}
 	hint := ""
-	if s := dsl.Suggest(cmd, []string{"run", "plan", "validate", "compare", "export", "fmt", "metrics", "cache", "version", "help"}); s != "" {
+	if s := dsl.Suggest(cmd, []string{"run", "plan", "validate", "compare", "export", "rerun", "fmt", "metrics", "cache", "version", "help"}); s != "" {
 		hint = fmt.Sprintf(" Did you mean %q?", s)
 	}
 	fmt.Fprintf(stderr, "evalflow: unknown command %q.%s\n\n%s", cmd, hint, usage)
@@ -152,6 +158,42 @@ func loadPipeline(path string, pf *pipelineFlags, stderr io.Writer) (*dsl.Pipeli
 	p, diags := dsl.Load(path, pf.loadOptions(0))
 	writeDiags(stderr, diags)
 	return p, !diags.HasErrors()
+}
+
+// cellSpec is one cell a command plans: a sweep cell's pipeline and, for a
+// pipeline with several source stages, the branch — each branch is a cell
+// of its own (planner.Branches), named by a last dimension `branch`.
+type cellSpec struct {
+	p      *dsl.Pipeline
+	cell   *dsl.Cell // nil: no sweep and one branch
+	branch string
+}
+
+// expandCells crosses the sweep cells (pipes, one per cell) with the
+// pipeline's branches.
+func expandCells(p *dsl.Pipeline, pipes []*dsl.Pipeline) []cellSpec {
+	branches := planner.Branches(p, nil)
+	var out []cellSpec
+	for i, pi := range pipes {
+		var sc *dsl.Cell
+		if len(p.Cells) > 0 {
+			sc = &p.Cells[i]
+		}
+		if len(branches) == 0 {
+			out = append(out, cellSpec{p: pi, cell: sc})
+			continue
+		}
+		for _, b := range branches {
+			c := &dsl.Cell{Index: len(out), ID: "branch=" + b}
+			if sc != nil {
+				c.ID = sc.ID + "," + c.ID
+				c.Vars = append(c.Vars, sc.Vars...)
+			}
+			c.Vars = append(c.Vars, dsl.CellVar{Name: "branch", Value: cty.StringVal(b)})
+			out = append(out, cellSpec{p: pi, cell: c, branch: b})
+		}
+	}
+	return out
 }
 
 // loadCells loads the pipeline once per sweep cell (each with that cell's

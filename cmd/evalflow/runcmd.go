@@ -154,22 +154,20 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			results = nodes.NewResults(disk, buildVersion())
 		}
 	}
-	cells := make([]*cellRun, len(pipes))
-	for i, pi := range pipes {
-		pl, diags := planner.Build(ctx, pi, planner.Options{Concurrency: *conc, LLM: pool, CISeed: *ciSeed,
-			Results: results, NoCache: *noCache, Refresh: refresh})
+	specs := expandCells(p, pipes)
+	cells := make([]*cellRun, len(specs))
+	for i, sp := range specs {
+		pl, diags := planner.Build(ctx, sp.p, planner.Options{Concurrency: *conc, LLM: pool, CISeed: *ciSeed,
+			Results: results, NoCache: *noCache, Refresh: refresh, Branch: sp.branch})
 		defer pl.Close()
-		if len(p.Cells) > 0 && diags.HasErrors() {
-			fmt.Fprintf(stderr, "evalflow run: in sweep cell %s:\n", p.Cells[i].ID)
+		if sp.cell != nil && diags.HasErrors() {
+			fmt.Fprintf(stderr, "evalflow run: in cell %s:\n", sp.cell.ID)
 		}
 		writeDiags(stderr, diags)
 		if diags.HasErrors() {
 			return exitConfig
 		}
-		cells[i] = &cellRun{p: pi, pl: pl}
-		if len(p.Cells) > 0 {
-			cells[i].cell = &p.Cells[i]
-		}
+		cells[i] = &cellRun{p: sp.p, pl: pl, cell: sp.cell}
 	}
 	for _, c := range cells {
 		if err := preflight(ctx, c.pl); err != nil {
@@ -262,7 +260,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitConfig
 	}
 	prog := newProgress(stderr, !*quiet && isTerminal(stderr), metricCols)
-	if len(p.Cells) > 0 {
+	if cells[0].cell != nil {
 		prog.start(offset)
 	}
 	fp := sweepFingerprint(cells, *limit, *sample, *seed)
@@ -289,7 +287,23 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case errors.As(err, &done):
 		fmt.Fprintf(stdout, "run %s  complete  %d items (%s)  nothing to do: %s already holds this complete run (-overwrite starts over)\n",
 			done.Prev.RunID, done.Prev.Counts.Items, rundir.StatusCounts(done.Prev.Counts), dir)
-		return exitOK
+		// The gates and -junit still hold the finished run to account:
+		// CI may run the same command twice.
+		rows := manifestRows(done.Prev)
+		code := exitOK
+		if *junitOut != "" {
+			if err := writeJUnit(*junitOut, dir, done.Prev, rows, metricCols); err != nil {
+				fmt.Fprintf(stderr, "evalflow run: -junit: %v\n", err)
+				code = exitRun
+			}
+		}
+		if missed := failedGates(gates, rows); code == exitOK && len(missed) > 0 {
+			for _, msg := range missed {
+				fmt.Fprintf(stderr, "evalflow run: gate failed: %s\n", msg)
+			}
+			code = exitGate
+		}
+		return code
 	case err != nil:
 		fmt.Fprintf(stderr, "evalflow run: %v\n", err)
 		return exitRun
@@ -380,6 +394,8 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fin.Dataset.Format = d.Mapping.Format // as read, which may differ from the extension
 	}
 	fin.Stages = stageStats(cells)
+	plans := cellPlans(cells)
+	fin.Models, fin.Inputs = modelProvenance(plans), inputFiles(plans)
 	fin.Cells = manifestCells(cells, rows)
 	fin.Seconds = fin.Finished.Sub(m.Started).Seconds()
 	m = fin
@@ -414,7 +430,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			// With -limit or -sample, predictions for items left out are
 			// expected: the generate stage's unmatched-id warning is moot.
 			// A resumed run does not generate for the items it kept.
-			if (*limit > 0 || *sample > 0 || kept > 0) && n.Kind.Name == "generate" {
+			if (*limit > 0 || *sample > 0 || kept > 0) && n.Kind.Source() {
 				continue
 			}
 			if w, ok := n.Stage.(nodes.Warner); ok {
@@ -505,6 +521,30 @@ func gateMetrics(cells []*cellRun, metricCols []string) []string {
 		}
 	}
 	return out
+}
+
+// manifestRows are a finished run's overall means, from its manifest (per
+// cell in a sweep), for gates on a run that had nothing left to do.
+func manifestRows(m *rundir.Manifest) []aggregate.Row {
+	var rows []aggregate.Row
+	add := func(cell string, metrics map[string]*float64) {
+		names := slices.Sorted(maps.Keys(metrics))
+		for _, name := range names {
+			mean := math.NaN()
+			if v := metrics[name]; v != nil {
+				mean = *v
+			}
+			rows = append(rows, aggregate.Row{Cell: cell, Group: "all", Metric: name, Mean: mean, CILow: math.NaN(), CIHigh: math.NaN()})
+		}
+	}
+	if len(m.Cells) > 0 {
+		for _, c := range m.Cells {
+			add(c.ID, c.Metrics)
+		}
+		return rows
+	}
+	add("", m.Metrics)
+	return rows
 }
 
 // stageStats sums every cell's stage counts, by stage name.
@@ -696,6 +736,11 @@ func fingerprint(p *dsl.Pipeline, pl *planner.Plan, limit, sample int, seed uint
 	}
 	if ds := pl.Dataset; ds != nil {
 		f["dataset"] = store.InputFingerprint(ds.Source)
+	}
+	// Files the stages name directly (a predictions path written in the
+	// pipeline rather than given by a variable).
+	for name, in := range blockFiles(p) {
+		f["content of "+name] = "sha256:" + in.SHA256
 	}
 	for name, e := range pl.Engines {
 		if r, ok := any(e).(interface{ Root() string }); ok && r.Root() != "" {

@@ -145,3 +145,85 @@ func TestSweepKillNineThenResume(t *testing.T) {
 		t.Errorf("other sweep on the directory: exit %d\n%s", other.code, other.stderr)
 	}
 }
+
+// TestBranchRun: two generate stages (two "models") joined at validate run
+// as two cells, branch=NAME; rows carry the branch and compare pairs them.
+func TestBranchRun(t *testing.T) {
+	bin := evalflowBinary(t)
+	dir := t.TempDir()
+	data, _ := filepath.Abs(filepath.Join("..", "..", "examples", "quickstart", "data"))
+	var small strings.Builder
+	for i := 1; i <= 30; i++ {
+		pred := "SELECT 1"
+		if i%2 == 0 {
+			pred = "SELECT count(*) FROM customers"
+		}
+		fmt.Fprintf(&small, `{"id": "q%02d", "pred": %q}`+"\n", i, pred)
+	}
+	writeFile(t, filepath.Join(dir, "small.jsonl"), []byte(small.String()))
+	writeFile(t, filepath.Join(dir, "pipeline.hcl"), []byte(fmt.Sprintf(`
+dataset "questions" {
+  source = %[1]q
+}
+engine "shop" {
+  kind    = "sqlite"
+  path    = "%[2]s/${item.db}.sqlite"
+  root    = %[2]q
+  timeout = "1s"
+}
+stage "large" {
+  kind        = "generate"
+  source      = "replay"
+  predictions = %[3]q
+}
+stage "small" {
+  kind        = "generate"
+  source      = "replay"
+  predictions = "small.jsonl"
+}
+stage "validate" {
+  input  = [stage.large, stage.small]
+  engine = engine.shop
+}
+stage "execute" {
+  input  = stage.validate
+  engine = engine.shop
+}
+stage "score" {
+  input = stage.execute
+  metric "ex" {}
+}
+stage "aggregate" {
+  input = stage.score
+}
+`, filepath.Join(data, "questions.jsonl"), data, filepath.Join(data, "predictions.jsonl"))))
+	res := runBin(t, bin, dir, "run", "pipeline.hcl", "-quiet", "-out", "r")
+	if res.code != 0 {
+		t.Fatalf("exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	m := readManifest(t, filepath.Join(dir, "r"))
+	if len(m.Cells) != 2 || m.Cells[0].ID != "branch=large" || m.Cells[1].ID != "branch=small" || m.Counts.Items != 60 {
+		t.Fatalf("cells %+v, items %d", m.Cells, m.Counts.Items)
+	}
+	rows := itemRows(t, filepath.Join(dir, "r", rundir.ItemsFile))
+	for i, r := range rows {
+		want := "large"
+		if i >= 30 {
+			want = "small"
+		}
+		if r["branch"] != want {
+			t.Fatalf("row %d: branch %v, want %s", i, r["branch"], want)
+		}
+	}
+	if rows[30]["prediction"] != "SELECT 1" || rows[0]["prediction"] == "SELECT 1" {
+		t.Errorf("the branches did not get their own predictions: %v / %v", rows[0]["prediction"], rows[30]["prediction"])
+	}
+	cmp := runBin(t, bin, dir, "compare", "-format", "json", "r@branch=large", "r@branch=small")
+	if cmp.code != 0 || !strings.Contains(cmp.stdout, `"n_pairs": 30`) {
+		t.Errorf("compare the branches: exit %d\n%s%s", cmp.code, cmp.stdout, cmp.stderr)
+	}
+	plan := runBin(t, bin, dir, "plan", "pipeline.hcl")
+	if plan.code != 0 || !strings.Contains(plan.stdout, "branch large:") || !strings.Contains(plan.stdout, "branch small:") {
+		t.Errorf("plan of a branched pipeline: exit %d\n%s%s", plan.code, plan.stdout, plan.stderr)
+	}
+}

@@ -51,7 +51,7 @@ import (
 )
 
 func init() {
-	nodes.Register(nodes.Kind{Name: "aggregate", DefaultConcurrency: 1, Inputs: []string{"score"}, Factory: New})
+	nodes.Register(nodes.Kind{Name: "aggregate", DefaultConcurrency: 1, Inputs: []string{"score"}, Collects: true, Factory: New})
 }
 
 var schema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "group_by"}}}

@@ -56,6 +56,14 @@ func New(env *nodes.Env) (nodes.Stage, hcl.Diagnostics) {
 	return x, a.Diags
 }
 
+// MaxCalls is the gold and one execution per sample.
+func (x *Execute) MaxCalls(samples int) (int, int) {
+	if x.Gold {
+		return 0, 1 + samples
+	}
+	return 0, samples
+}
+
 // EngineOf returns the engine the stage runs on (score uses it to re-run
 // queries for profiles that rewrite them).
 func (x *Execute) EngineOf() *nodes.Engine { return x.Engine }

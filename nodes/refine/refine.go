@@ -51,6 +51,19 @@ type Refine struct {
 	exe           nodes.Stage
 }
 
+// MaxCalls: every iteration of every sample may ask the generator for a
+// repair (a model request when it is an LLM) and check and run it.
+func (r *Refine) MaxCalls(samples int) (int, int) {
+	n := samples * r.MaxIterations
+	llmCalls := 0
+	if b, ok := r.gen.(nodes.Bounded); ok {
+		if l, _ := b.MaxCalls(1); l > 0 {
+			llmCalls = n
+		}
+	}
+	return llmCalls, 2 * n
+}
+
 // New builds a refine stage.
 func New(env *nodes.Env) (nodes.Stage, hcl.Diagnostics) {
 	b := env.Block

@@ -277,6 +277,22 @@ func (s *Score) MetricColumns() []string {
 	return out
 }
 
+// MaxCalls: one request per LLM judge, and a profile's rewritten gold and
+// prediction per sample when the stage has an engine.
+func (s *Score) MaxCalls(samples int) (int, int) {
+	judges := 0
+	for _, m := range s.items {
+		if a, ok := m.metric.(metrics.LLMJudgeAsync); ok && a.Async() {
+			judges++
+		}
+	}
+	eng := 0
+	if s.engine != nil {
+		eng = 2 * samples
+	}
+	return judges, eng
+}
+
 // BinaryColumns lists the columns of metrics declared 0/1.
 func (s *Score) BinaryColumns() []string {
 	var out []string

@@ -82,6 +82,17 @@ type schemaEntry struct {
 }
 
 // New builds a validate stage.
+// MaxCalls is one syntax check per sample's attempt when the engine checks
+// syntax.
+func (v *Validate) MaxCalls(samples int) (int, int) {
+	if v.Syntax && v.Engine != nil {
+		if _, ok := v.Engine.Exec.(engine.Preparer); ok {
+			return 0, samples
+		}
+	}
+	return 0, 0
+}
+
 func New(env *nodes.Env) (nodes.Stage, hcl.Diagnostics) {
 	b := env.Block
 	a := dsl.DecodeAttrs(b.Body, schema, b.Ctx, b.DeclRange)
