@@ -32,6 +32,9 @@ type Client struct {
 	mu      sync.Mutex
 	spent   float64
 	latched *Error // quota exhausted or budget reached: no more calls
+	// runSpend, set by a Pool, sums the dollars of every client of the run
+	// (generation, repairs and judges): max_cost is held against it.
+	runSpend *spend
 	// served holds the distinct model ids and system fingerprints the API
 	// reported (guarded by mu; see Served).
 	served provenanceSet
@@ -329,12 +332,41 @@ func (c *Client) backoff(try int) time.Duration {
 
 func (c *Client) check() error {
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.latched != nil {
-		e := *c.latched
+	latched := c.latched
+	c.mu.Unlock()
+	if latched == nil && c.cfg.MaxCost > 0 && c.runSpend != nil {
+		// Another client of the run (a judge) may have spent the budget.
+		if total := c.runSpend.get(); total >= c.cfg.MaxCost {
+			c.latch(&Error{Kind: KindBudget, Msg: fmt.Sprintf("the run spent $%.4f of max_cost $%.4f (%s)", total, c.cfg.MaxCost, ErrBudget), Err: ErrBudget})
+			c.mu.Lock()
+			latched = c.latched
+			c.mu.Unlock()
+		}
+	}
+	if latched != nil {
+		e := *latched
 		return &e
 	}
 	return nil
+}
+
+// spend is a run's dollars across its clients.
+type spend struct {
+	mu    sync.Mutex
+	total float64
+}
+
+func (s *spend) add(d float64) float64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.total += d
+	return s.total
+}
+
+func (s *spend) get() float64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.total
 }
 
 func (c *Client) latch(e *Error) {
@@ -351,9 +383,12 @@ func (c *Client) account(r *Response) {
 	c.outTok.Add(int64(r.OutputTokens))
 	c.mu.Lock()
 	c.spent += r.Cost
-	over := c.cfg.MaxCost > 0 && c.spent >= c.cfg.MaxCost
 	spent := c.spent
 	c.mu.Unlock()
+	if c.runSpend != nil {
+		spent = c.runSpend.add(r.Cost) // max_cost counts every call of the run
+	}
+	over := c.cfg.MaxCost > 0 && spent >= c.cfg.MaxCost
 	if over {
 		c.latch(&Error{Kind: KindBudget, Msg: fmt.Sprintf("spent $%.4f of max_cost $%.4f (%s)", spent, c.cfg.MaxCost, ErrBudget), Err: ErrBudget})
 	}
@@ -398,6 +433,7 @@ type Pool struct {
 	m      map[string]*Client
 	stores *cache.Stores
 	own    bool // the pool made stores and closes them
+	spend  spend
 }
 
 // NewPool returns an empty pool whose clients open their caches through
@@ -424,8 +460,27 @@ func (p *Pool) Client(cfg Config) (*Client, error) {
 		return nil, err
 	}
 	c.stores = p.stores
+	c.runSpend = &p.spend
 	p.m[id] = c
 	return c, nil
+}
+
+// Stats sums every client's counters: the run's model calls, generation,
+// repairs and judges alike.
+func (p *Pool) Stats() Stats {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var t Stats
+	for _, c := range p.m {
+		s := c.Stats()
+		t.Calls += s.Calls
+		t.Retries += s.Retries
+		t.CacheHits += s.CacheHits
+		t.InputTokens += s.InputTokens
+		t.OutputTokens += s.OutputTokens
+		t.Cost += s.Cost
+	}
+	return t
 }
 
 // Configs lists the configuration of every client in the pool, sorted by

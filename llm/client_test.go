@@ -283,3 +283,48 @@ func TestCancelledContext(t *testing.T) {
 		t.Errorf("err = %v, want cancelled", err)
 	}
 }
+
+// TestMaxCostCountsEveryCallOfTheRun: clients of one pool share the run's
+// spend, so a judge's calls count against the generator's max_cost, and
+// the pool's Stats sum every call.
+func TestMaxCostCountsEveryCallOfTheRun(t *testing.T) {
+	srv := fake.New(fake.OpenAI)
+	t.Cleanup(srv.Close)
+	pool := llm.NewPool(nil)
+	defer pool.Close()
+	base := llm.Config{Provider: fake.OpenAI, BaseURL: srv.URL, Model: "m-1", Timeout: 2 * time.Second,
+		PriceInput: 1e6, PriceOutput: 1e6, PriceSet: true}
+	genCfg := base
+	genCfg.MaxCost = 10 // $1 a token: a few calls
+	judgeCfg := base
+	half := 0.5
+	judgeCfg.Temperature = &half // another endpoint configuration: another client
+	gen, err := pool.Client(genCfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	judge, err := pool.Client(judgeCfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gen == judge {
+		t.Fatal("one client for two configurations")
+	}
+	for i := 0; i < 5; i++ {
+		if _, err := ask(judge, fmt.Sprint("judge this ", i), 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	spent := pool.Stats().Cost
+	if spent < 10 {
+		t.Fatalf("the judge spent $%v; the test needs at least $10", spent)
+	}
+	calls := srv.Calls()
+	_, err = ask(gen, "generate", 0)
+	if llm.KindOf(err) != llm.KindBudget || srv.Calls() != calls {
+		t.Errorf("after the judge spent $%v, the generator (max_cost 10): err %v, %d more calls", spent, err, srv.Calls()-calls)
+	}
+	if st := pool.Stats(); st.Calls != int64(calls) || st.InputTokens == 0 {
+		t.Errorf("pool stats %+v, server saw %d calls", st, calls)
+	}
+}

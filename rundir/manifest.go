@@ -43,6 +43,9 @@ type Manifest struct {
 	// Cells are a sweep run's cells with their variables and results (nil
 	// outside a sweep; then Metrics holds the results).
 	Cells []ManifestCell `json:"cells,omitempty"`
+	// ModelCalls sums every model call of the run — generation, repairs
+	// and judges (Counts holds the attempts' own: generation and repairs).
+	ModelCalls *ManifestModelCalls `json:"model_calls,omitempty"`
 	// Stages says what each stage did: items processed and how many a
 	// cache answered wholly (stage cache and LLM cache).
 	Stages []ManifestStage `json:"stages,omitempty"`
@@ -96,6 +99,16 @@ type ManifestInput struct {
 	Name   string `json:"name"`
 	Path   string `json:"path"`
 	SHA256 string `json:"sha256"`
+}
+
+// ManifestModelCalls are the run's model calls over every model block.
+type ManifestModelCalls struct {
+	Calls        int64   `json:"calls"`   // provider calls made, retries included
+	Retries      int64   `json:"retries"` // of those
+	CacheHits    int64   `json:"cache_hits"`
+	InputTokens  int64   `json:"input_tokens"`
+	OutputTokens int64   `json:"output_tokens"`
+	Cost         float64 `json:"cost"` // dollars (model block prices)
 }
 
 // ManifestStage is one stage's work in the run (over every sweep cell).

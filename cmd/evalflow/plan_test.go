@@ -89,6 +89,10 @@ func TestPlanCountsCalls(t *testing.T) {
 	if made == 0 {
 		t.Fatal("the run made no model call")
 	}
+	// The manifest counts every call: generation, repairs and judges.
+	if mc := readManifest(t, filepath.Join(dir, "r")).ModelCalls; mc == nil || mc.Calls != int64(made) {
+		t.Errorf("manifest model_calls %+v, the server saw %d calls", mc, made)
+	}
 	after := plan()
 	if srv.Calls() != made {
 		t.Errorf("plan after the run made %d model calls", srv.Calls()-made)

@@ -396,6 +396,10 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fin.Stages = stageStats(cells)
 	plans := cellPlans(cells)
 	fin.Models, fin.Inputs = modelProvenance(plans), inputFiles(plans)
+	if st := pool.Stats(); st.Calls+st.CacheHits > 0 {
+		fin.ModelCalls = &rundir.ManifestModelCalls{Calls: st.Calls, Retries: st.Retries, CacheHits: st.CacheHits,
+			InputTokens: st.InputTokens, OutputTokens: st.OutputTokens, Cost: st.Cost}
+	}
 	fin.Cells = manifestCells(cells, rows)
 	fin.Seconds = fin.Finished.Sub(m.Started).Seconds()
 	m = fin
@@ -828,7 +832,10 @@ func printSummary(w io.Writer, m *rundir.Manifest, rows []aggregate.Row, dir str
 		}
 		fmt.Fprintln(w)
 	}
-	if c := m.Counts; c.InputTokens+c.OutputTokens > 0 || c.CacheHits > 0 {
+	if mc := m.ModelCalls; mc != nil {
+		fmt.Fprintf(w, "  model calls: %d (%d retries), %d input + %d output tokens, $%.4f, %d cache hits (generation, repairs and judges)\n",
+			mc.Calls, mc.Retries, mc.InputTokens, mc.OutputTokens, mc.Cost, mc.CacheHits)
+	} else if c := m.Counts; c.InputTokens+c.OutputTokens > 0 || c.CacheHits > 0 {
 		fmt.Fprintf(w, "  model calls: %d input + %d output tokens, $%.4f, %d cache hits\n", c.InputTokens, c.OutputTokens, c.Cost, c.CacheHits)
 	}
 	fmt.Fprintf(w, "  wrote %s\n", dir)
