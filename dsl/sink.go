@@ -34,13 +34,14 @@ type Sink struct {
 	Difficulty string
 	Options    map[string]any
 	DeclRange  hcl.Range
+	// KindRange, PathRange and TableRange locate the attributes (or the
+	// block label) for the planner's checks against the sink kind registry.
+	KindRange, PathRange, TableRange hcl.Range
 }
 
-// SinkKinds and SinkTables are the accepted values.
-var (
-	SinkKinds  = []string{"parquet", "arrow", "jsonl", "qas_jsonl"}
-	SinkTables = []string{"items", "attempts", "aggregates"}
-)
+// SinkTables are the tables a sink may write. Sink kinds resolve through
+// the sinks registry, checked by the planner.
+var SinkTables = []string{"items", "attempts", "aggregates"}
 
 var sinkBlockSchema = &hcl.BodySchema{
 	Attributes: []hcl.AttributeSchema{{Name: "kind"}, {Name: "table"}, {Name: "path", Required: true},
@@ -60,21 +61,15 @@ func decodeSinkBlock(block *hcl.Block, ctx *hcl.EvalContext) (*Sink, hcl.Diagnos
 			s.Options = m
 		}
 	}
-	if s.Path == "-" && (s.Kind == "parquet" || s.Kind == "qas_jsonl") {
-		a.Diags = append(a.Diags, errorf(a.Expr("path").Range().Ptr(), "Sink cannot write to stdout",
-			"A %s sink needs a file path; use kind = \"arrow\" or \"jsonl\" to stream to standard output.", s.Kind))
+	s.KindRange, s.PathRange, s.TableRange = block.LabelRanges[0], block.DefRange, block.DefRange
+	if e := a.Expr("kind"); e != nil {
+		s.KindRange = e.Range()
 	}
-	if s.Kind == "qas_jsonl" && s.Table != "items" {
-		a.Diags = append(a.Diags, errorf(a.Expr("table").Range().Ptr(), "Invalid sink table",
-			"A qas_jsonl sink writes one line per item; remove table or set it to \"items\"."))
+	if e := a.Expr("path"); e != nil {
+		s.PathRange = e.Range()
 	}
-	if !contains(SinkKinds, s.Kind) {
-		rng := block.LabelRanges[0]
-		if e := a.Expr("kind"); e != nil {
-			rng = e.Range()
-		}
-		a.Diags = append(a.Diags, errorf(&rng, "Unknown sink kind",
-			"%q is not a sink kind; use one of %s.%s", s.Kind, strings.Join(SinkKinds, ", "), didYouMean(s.Kind, SinkKinds)))
+	if e := a.Expr("table"); e != nil {
+		s.TableRange = e.Range()
 	}
 	if !contains(SinkTables, s.Table) {
 		a.Diags = append(a.Diags, errorf(a.Expr("table").Range().Ptr(), "Unknown sink table",

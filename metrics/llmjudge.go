@@ -88,7 +88,15 @@ type llmJudge struct {
 	memo map[string]LLMJudgeVerdict
 }
 
-func (j *llmJudge) Info() Info  { return j.info }
+func (j *llmJudge) Info() Info { return j.info }
+
+// Provenance is the judge's model as its endpoint reported it, with a hash
+// of its system prompt (the rubric).
+func (j *llmJudge) Provenance() llm.Provenance {
+	p := j.client.Provenance()
+	p.PromptSHA256 = map[string]string{"judge:" + j.info.Name + ".system": llm.TextSHA256(j.system)}
+	return p
+}
 func (j *llmJudge) Async() bool { return true }
 
 // Score judges the final query of sample 0 against the gold query.

@@ -20,6 +20,7 @@ import (
 	"github.com/evalflow/evalflow/llm"
 	"github.com/evalflow/evalflow/metrics"
 	"github.com/evalflow/evalflow/nodes"
+	"github.com/evalflow/evalflow/sinks"
 	"github.com/evalflow/evalflow/store"
 )
 
@@ -188,6 +189,7 @@ func Build(ctx context.Context, p *dsl.Pipeline, opts Options) (*Plan, hcl.Diagn
 				Detail: fmt.Sprintf("-refresh %s: the pipeline has no stage %q.%s Stages: %s.", r, r, hint, strings.Join(names, ", "))})
 		}
 	}
+	diags = append(diags, checkSinks(p.Sinks)...)
 	diags = append(diags, checkWiring(stages, blocks, nodesByName)...)
 	order, d := topoSort(p, nodesByName)
 	diags = append(diags, d...)
@@ -366,6 +368,38 @@ func checkWiring(stages []*dsl.Stage, blocks map[string]*dsl.Stage, ns map[strin
 	if len(stages) == 0 {
 		diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "No stages",
 			Detail: "A pipeline needs at least a generate stage; see examples/quickstart."})
+	}
+	return diags
+}
+
+// checkSinks resolves every sink block's kind through the sinks registry:
+// an unknown kind, standard output for a kind that needs a file, and a
+// per-item kind on another table than items are refused where written.
+func checkSinks(sbs []*dsl.Sink) hcl.Diagnostics {
+	var diags hcl.Diagnostics
+	for _, sb := range sbs {
+		k, ok := sinks.Lookup(sb.Kind)
+		if !ok {
+			names := sinks.KindNames()
+			hint := ""
+			if s := dsl.Suggest(sb.Kind, names); s != "" {
+				hint = fmt.Sprintf(" Did you mean %q?", s)
+			}
+			rng := sb.KindRange
+			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Unknown sink kind",
+				Detail: fmt.Sprintf("%q is not a sink kind; use one of %s.%s", sb.Kind, strings.Join(names, ", "), hint), Subject: &rng})
+			continue
+		}
+		if sb.Path == "-" && !k.Stdout {
+			rng := sb.PathRange
+			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Sink cannot write to stdout",
+				Detail: fmt.Sprintf("A %s sink needs a file path; use kind = \"arrow\" or \"jsonl\" to stream to standard output.", sb.Kind), Subject: &rng})
+		}
+		if k.PerItem && sb.Table != "items" {
+			rng := sb.TableRange
+			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid sink table",
+				Detail: fmt.Sprintf("A %s sink writes one line per item; remove table or set it to \"items\".", sb.Kind), Subject: &rng})
+		}
 	}
 	return diags
 }

@@ -26,6 +26,19 @@ type qasSink struct {
 	opts metrics.Options
 }
 
+// perItem builds the line renderer of each per-item sink kind (a
+// sinks.Kind with PerItem, declared in package sinks). The lines are kept in the run's parts and
+// written to the sink's file when the run is merged.
+var perItem = map[string]func(sb *dsl.Sink) *qasSink{
+	"qas_jsonl": func(sb *dsl.Sink) *qasSink { return &qasSink{sink: sb, opts: qasOptions(sb)} },
+}
+
+// isPerItem reports whether a sink block's kind renders per item.
+func isPerItem(sb *dsl.Sink) bool {
+	k, ok := sinks.Lookup(sb.Kind)
+	return ok && k.PerItem
+}
+
 var qasPartSchema = sinks.Schema{
 	{Name: "seq", Type: table.TypeInt},
 	{Name: "sink", Type: table.TypeString},

@@ -270,8 +270,8 @@ func Open(dir string, cfg Config) (*Run, error) {
 		return fail(err)
 	}
 	for _, sb := range cfg.Sinks {
-		if sb.Kind == "qas_jsonl" {
-			r.qasSinks = append(r.qasSinks, &qasSink{sink: sb, opts: qasOptions(sb)})
+		if mk := perItem[sb.Kind]; mk != nil && isPerItem(sb) {
+			r.qasSinks = append(r.qasSinks, mk(sb))
 		}
 	}
 	if r.gen == 0 {
@@ -741,7 +741,7 @@ func (r *Run) openPart() error {
 		}
 	}
 	for _, sb := range r.sinkBlocks {
-		if r.gen == 0 && sb.Path == "-" && sb.Table == "items" && sb.Kind != "qas_jsonl" && !r.hasLive(sb) {
+		if r.gen == 0 && sb.Path == "-" && sb.Table == "items" && !isPerItem(sb) && !r.hasLive(sb) {
 			w, err := sinks.Open(sb.Kind, "-", r.itemSchema)
 			if err != nil {
 				return fmt.Errorf("sink.%s: %w", sb.Name, err)
@@ -976,7 +976,7 @@ func (r *Run) merge() error {
 		}
 		outs := []output{main}
 		for _, sb := range r.sinkBlocks {
-			if sb.Table != table || sb.Kind == "qas_jsonl" || (sb.Path == "-" && r.gen == 0) {
+			if sb.Table != table || isPerItem(sb) || (sb.Path == "-" && r.gen == 0) {
 				continue
 			}
 			o, err := open(sb.Kind, r.sinkPath(sb), schema)

@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -123,15 +124,15 @@ func WithAllocator(mem memory.Allocator) Option {
 // creates (or truncates) the file at path and the writer's Close closes it.
 // Parquet needs a real path.
 func Open(kind, path string, s Schema, opts ...Option) (Writer, error) {
-	switch kind {
-	case "parquet":
-		if path == "-" {
-			return nil, errors.New(`sinks: parquet cannot be written to standard output ("-"); give a file path or use kind "arrow"`)
-		}
-		return NewParquet(path, s, opts...)
-	case "arrow", "jsonl":
-	default:
-		return nil, fmt.Errorf("sinks: unknown sink kind %q; want parquet, arrow or jsonl", kind)
+	k, ok := Lookup(kind)
+	if !ok || k.PerItem {
+		return nil, fmt.Errorf("sinks: unknown sink kind %q; want one of %s", kind, strings.Join(tableKinds(), ", "))
+	}
+	if path == "-" && !k.Stdout {
+		return nil, fmt.Errorf(`sinks: %s cannot be written to standard output ("-"); give a file path or use kind "arrow"`, kind)
+	}
+	if k.OpenFile != nil && path != "-" {
+		return k.OpenFile(path, s, opts...)
 	}
 	if err := s.validate(); err != nil {
 		return nil, err
@@ -145,15 +146,7 @@ func Open(kind, path string, s Schema, opts ...Option) (Writer, error) {
 		}
 		out = f
 	}
-	var (
-		w   Writer
-		err error
-	)
-	if kind == "arrow" {
-		w, err = NewArrowIPC(out, s, opts...)
-	} else {
-		w, err = NewJSONL(out, s)
-	}
+	w, err := k.Open(out, s, opts...)
 	if err != nil {
 		if f != nil {
 			f.Close()
@@ -165,6 +158,17 @@ func Open(kind, path string, s Schema, opts ...Option) (Writer, error) {
 		return w, nil
 	}
 	return &fileWriter{Writer: w, f: f}, nil
+}
+
+// tableKinds lists the kinds that write rows.
+func tableKinds() []string {
+	var out []string
+	for _, n := range KindNames() {
+		if k, _ := Lookup(n); !k.PerItem {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // fileWriter makes the Writer returned by Open the owner of the file it

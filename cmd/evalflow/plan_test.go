@@ -89,9 +89,24 @@ func TestPlanCountsCalls(t *testing.T) {
 	if made == 0 {
 		t.Fatal("the run made no model call")
 	}
-	// The manifest counts every call: generation, repairs and judges.
-	if mc := readManifest(t, filepath.Join(dir, "r")).ModelCalls; mc == nil || mc.Calls != int64(made) {
+	// The manifest counts every call: generation, repairs and judges; and
+	// records the judges' models with the generator's.
+	man := readManifest(t, filepath.Join(dir, "r"))
+	if mc := man.ModelCalls; mc == nil || mc.Calls != int64(made) {
 		t.Errorf("manifest model_calls %+v, the server saw %d calls", mc, made)
+	}
+	names := map[string]bool{}
+	judgePrompt := false
+	for _, m := range man.Models {
+		names[m.Name] = true
+		for k := range m.PromptSHA256 {
+			if strings.Contains(k, "judge:query_correctness") {
+				judgePrompt = true
+			}
+		}
+	}
+	if !names["generator"] || !names["judge"] || !judgePrompt {
+		t.Errorf("manifest models %+v: want the generator and the judge with its rubric hash", man.Models)
 	}
 	after := plan()
 	if srv.Calls() != made {

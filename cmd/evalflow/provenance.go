@@ -26,6 +26,11 @@ type provenancer interface {
 	Provenance() llm.Provenance
 }
 
+// provenancers is a stage calling several models (score's LLM judges).
+type provenancers interface {
+	Provenances() []llm.Provenance
+}
+
 // cellPlans returns the cells' plans in cell order.
 func cellPlans(cells []*cellRun) []*planner.Plan {
 	out := make([]*planner.Plan, len(cells))
@@ -51,12 +56,23 @@ func modelProvenance(pls []*planner.Plan) []rundir.ManifestModel {
 		}
 		byEndpoint := map[string]*rundir.ManifestModel{}
 		var order []string
+		type called struct {
+			n *planner.Node
+			p llm.Provenance
+		}
+		var calls []called
 		for _, n := range pl.Order {
-			pv, ok := n.Stage.(provenancer)
-			if !ok {
-				continue
+			if pv, ok := n.Stage.(provenancer); ok {
+				calls = append(calls, called{n, pv.Provenance()})
 			}
-			p := pv.Provenance()
+			if pv, ok := n.Stage.(provenancers); ok {
+				for _, p := range pv.Provenances() {
+					calls = append(calls, called{n, p})
+				}
+			}
+		}
+		for _, c := range calls {
+			n, p := c.n, c.p
 			k := strings.Join([]string{p.Name, p.Provider, p.BaseURL, p.RequestedModel}, "\x00")
 			m := byEndpoint[k]
 			if m == nil {

@@ -27,6 +27,7 @@ import (
 
 	"github.com/evalflow/evalflow/dsl"
 	"github.com/evalflow/evalflow/item"
+	"github.com/evalflow/evalflow/llm"
 	"github.com/evalflow/evalflow/metrics"
 	"github.com/evalflow/evalflow/nodes"
 	"github.com/evalflow/evalflow/table"
@@ -291,6 +292,18 @@ func (s *Score) MaxCalls(samples int) (int, int) {
 		eng = 2 * samples
 	}
 	return judges, eng
+}
+
+// Provenances lists the LLM judges' models (llm.Provenance), for the
+// manifest's models.
+func (s *Score) Provenances() []llm.Provenance {
+	var out []llm.Provenance
+	for _, m := range s.items {
+		if p, ok := m.metric.(interface{ Provenance() llm.Provenance }); ok {
+			out = append(out, p.Provenance())
+		}
+	}
+	return out
 }
 
 // BinaryColumns lists the columns of metrics declared 0/1.
