@@ -236,6 +236,12 @@ func cellPairs(c rundir.ManifestCell) map[string]string {
 	return out
 }
 
+// SelectCell resolves sel against a run's cells (its manifest's): a
+// cell's full id, or name=value pairs that exactly one cell has.
+func SelectCell(dir, sel string, cells []rundir.ManifestCell) (rundir.ManifestCell, error) {
+	return selectCell(dir, sel, cells)
+}
+
 // selectCell resolves sel: a cell's full id, or name=value pairs that
 // exactly one cell has.
 func selectCell(dir, sel string, cells []rundir.ManifestCell) (rundir.ManifestCell, error) {
@@ -251,7 +257,11 @@ func selectCell(dir, sel string, cells []rundir.ManifestCell) (rundir.ManifestCe
 			return rundir.ManifestCell{}, argErrorf("%s@%s: %q is not name=value; write the cell's id or name=value pairs separated by commas, e.g. %s@%s",
 				dir, sel, kv, dir, cells[0].ID)
 		}
-		want[strings.TrimSpace(k)] = strings.TrimSpace(v)
+		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
+		if prev, dup := want[k]; dup && prev != v {
+			return rundir.ManifestCell{}, argErrorf("%s@%s: %s is given twice (%s and %s); a cell has one value per variable", dir, sel, k, prev, v)
+		}
+		want[k] = v
 	}
 	pairs := make([]map[string]string, len(cells))
 	names := map[string]bool{}

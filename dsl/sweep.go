@@ -382,6 +382,16 @@ func parseSweepValues(v *Variable, raw, filename string) ([]cty.Value, hcl.Diagn
 	return out, diags
 }
 
+// where is the range diagnostics about the sweep as a whole point at: the
+// sweep block, or the first -sweep when there is no block.
+func (sw *Sweep) where() *hcl.Range {
+	if sw.DeclRange.Filename == "" && len(sw.Dims) > 0 {
+		r := sw.Dims[0].Range
+		return &r
+	}
+	return sw.DeclRange.Ptr()
+}
+
 // expand lists the cells of a sweep: the cartesian product of its
 // dimensions, first dimension slowest, minus the excluded combinations.
 // Values are converted to each variable's type here, so a wrong value is
@@ -409,7 +419,7 @@ func (sw *Sweep) expand(vars map[string]*Variable) ([]Cell, hcl.Diagnostics) {
 	for _, dim := range sw.Dims {
 		total *= len(dim.Values)
 		if total > MaxCells {
-			return nil, hcl.Diagnostics{errorf(sw.DeclRange.Ptr(), "Sweep too large",
+			return nil, hcl.Diagnostics{errorf(sw.where(), "Sweep too large",
 				"The sweep expands to more than %d cells; split it into several runs.", MaxCells)}
 		}
 	}
@@ -438,13 +448,13 @@ func (sw *Sweep) expand(vars map[string]*Variable) ([]Cell, hcl.Diagnostics) {
 		cells = append(cells, c)
 	}
 	if len(cells) == 0 {
-		diags = append(diags, errorf(sw.DeclRange.Ptr(), "Sweep has no cells", "exclude removes every combination; nothing would run."))
+		diags = append(diags, errorf(sw.where(), "Sweep has no cells", "exclude removes every combination; nothing would run."))
 	}
 	seen := map[string]int{}
 	for _, c := range cells {
 		if prev, dup := seen[c.ID]; dup {
-			diags = append(diags, errorf(sw.DeclRange.Ptr(), "Duplicate sweep cell",
-				"Cells %d and %d are both %s: a list repeats a value.", prev+1, c.Index+1, c.ID))
+			diags = append(diags, errorf(sw.where(), "Duplicate sweep cell",
+				"Cells %d and %d (counting from 0) are both %s: a list repeats a value.", prev, c.Index, c.ID))
 			break
 		}
 		seen[c.ID] = c.Index

@@ -334,10 +334,10 @@ func (c *Client) check() error {
 	c.mu.Lock()
 	latched := c.latched
 	c.mu.Unlock()
-	if latched == nil && c.cfg.MaxCost > 0 && c.runSpend != nil {
+	if latched == nil && c.runSpend != nil {
 		// Another client of the run (a judge) may have spent the budget.
-		if total := c.runSpend.get(); total >= c.cfg.MaxCost {
-			c.latch(&Error{Kind: KindBudget, Msg: fmt.Sprintf("the run spent $%.4f of max_cost $%.4f (%s)", total, c.cfg.MaxCost, ErrBudget), Err: ErrBudget})
+		if limit := c.runSpend.budget(); limit > 0 && c.runSpend.get() >= limit {
+			c.latch(&Error{Kind: KindBudget, Msg: fmt.Sprintf("the run spent $%.4f of max_cost $%.4f (%s)", c.runSpend.get(), limit, ErrBudget), Err: ErrBudget})
 			c.mu.Lock()
 			latched = c.latched
 			c.mu.Unlock()
@@ -350,10 +350,26 @@ func (c *Client) check() error {
 	return nil
 }
 
-// spend is a run's dollars across its clients.
+// spend is a run's dollars across its clients, and the run's budget: the
+// smallest max_cost any of its model blocks declares (0: none).
 type spend struct {
 	mu    sync.Mutex
 	total float64
+	limit float64
+}
+
+func (s *spend) setLimit(l float64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if l > 0 && (s.limit == 0 || l < s.limit) {
+		s.limit = l
+	}
+}
+
+func (s *spend) budget() float64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.limit
 }
 
 func (s *spend) add(d float64) float64 {
@@ -385,12 +401,14 @@ func (c *Client) account(r *Response) {
 	c.spent += r.Cost
 	spent := c.spent
 	c.mu.Unlock()
+	limit := c.cfg.MaxCost
 	if c.runSpend != nil {
 		spent = c.runSpend.add(r.Cost) // max_cost counts every call of the run
+		limit = c.runSpend.budget()
 	}
-	over := c.cfg.MaxCost > 0 && spent >= c.cfg.MaxCost
+	over := limit > 0 && spent >= limit
 	if over {
-		c.latch(&Error{Kind: KindBudget, Msg: fmt.Sprintf("spent $%.4f of max_cost $%.4f (%s)", spent, c.cfg.MaxCost, ErrBudget), Err: ErrBudget})
+		c.latch(&Error{Kind: KindBudget, Msg: fmt.Sprintf("spent $%.4f of max_cost $%.4f (%s)", spent, limit, ErrBudget), Err: ErrBudget})
 	}
 }
 
@@ -461,9 +479,14 @@ func (p *Pool) Client(cfg Config) (*Client, error) {
 	}
 	c.stores = p.stores
 	c.runSpend = &p.spend
+	p.spend.setLimit(cfg.MaxCost)
 	p.m[id] = c
 	return c, nil
 }
+
+// AddSpent adds dollars an earlier process of the same run spent (a
+// resumed run), so max_cost holds across resumes.
+func (p *Pool) AddSpent(d float64) { p.spend.add(d) }
 
 // Stats sums every client's counters: the run's model calls, generation,
 // repairs and judges alike.

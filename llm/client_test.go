@@ -310,14 +310,18 @@ func TestMaxCostCountsEveryCallOfTheRun(t *testing.T) {
 	if gen == judge {
 		t.Fatal("one client for two configurations")
 	}
-	for i := 0; i < 5; i++ {
-		if _, err := ask(judge, fmt.Sprint("judge this ", i), 0); err != nil {
-			t.Fatal(err)
-		}
+	// The judge's block declares no max_cost, but the run's budget (the
+	// generator's $10) holds for every call of the run.
+	var jerr error
+	for i := 0; i < 20 && jerr == nil; i++ {
+		_, jerr = ask(judge, fmt.Sprint("judge this ", i), 0)
+	}
+	if llm.KindOf(jerr) != llm.KindBudget {
+		t.Fatalf("the judge was never stopped: %v", jerr)
 	}
 	spent := pool.Stats().Cost
-	if spent < 10 {
-		t.Fatalf("the judge spent $%v; the test needs at least $10", spent)
+	if spent < 10 || spent > 20 {
+		t.Fatalf("the judge spent $%v; want it stopped at the run's $10 budget", spent)
 	}
 	calls := srv.Calls()
 	_, err = ask(gen, "generate", 0)

@@ -170,6 +170,7 @@ func (e *Engine) Run(ctx context.Context, it *item.Item, text string) Outcome {
 	if e.Results != nil {
 		res, err, cached = e.Results.cached(ctx, e, "execute", q, func() (*table.Table, error) { return e.Exec.Execute(ctx, q) })
 	} else {
+		store.Call(ctx, store.KindEngine, false) // -no-cache: counted as computed
 		res, err = e.Exec.Execute(ctx, q)
 	}
 	d := time.Since(start)
@@ -209,5 +210,6 @@ func (e *Engine) Prepare(ctx context.Context, q engine.Query) (err error, ok boo
 		})
 		return err, true, cached
 	}
+	store.Call(ctx, store.KindEngine, false)
 	return p.Prepare(ctx, q), true, false
 }

@@ -182,7 +182,20 @@ func Build(ctx context.Context, p *dsl.Pipeline, opts Options) (*Plan, hcl.Diagn
 				names = append(names, s.Name)
 			}
 			hint := ""
-			if sg := dsl.Suggest(r, names); sg != "" {
+			sg := dsl.Suggest(r, names)
+			if sg == "" {
+				// An abbreviation (-refresh exec) that one stage name starts with.
+				var starts []string
+				for _, n := range names {
+					if strings.HasPrefix(n, r) {
+						starts = append(starts, n)
+					}
+				}
+				if len(starts) == 1 {
+					sg = starts[0]
+				}
+			}
+			if sg != "" {
 				hint = fmt.Sprintf(" Did you mean %q?", sg)
 			}
 			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Unknown stage for -refresh",

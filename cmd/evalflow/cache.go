@@ -41,7 +41,7 @@ func cmdCache(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprint(stderr, cacheUsage) }
 	dir := fs.String("dir", "", "cache directory (holding llm/ and stages/); default $EVALFLOW_CACHE_DIR or the user cache directory")
-	maxBytes := fs.Int64("max-bytes", 0, "for gc: the size each cache is trimmed to")
+	maxBytes := fs.Int64("max-bytes", -1, "for gc: the size in bytes each cache is trimmed to (0 empties it; default $EVALFLOW_CACHE_MAX_BYTES or 2 GiB)")
 	pos, err := parseArgs(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
 		return exitOK
@@ -106,7 +106,11 @@ func cmdCache(args []string, stdout, stderr io.Writer) int {
 		return exitOK
 	case "gc":
 		bound := *maxBytes
-		if bound <= 0 {
+		switch {
+		case bound < -1:
+			fmt.Fprintf(stderr, "evalflow cache: -max-bytes %d: give a size in bytes, 0 or more\n", bound)
+			return exitConfig
+		case bound == -1:
 			bound = store.MaxBytes()
 		}
 		for _, d := range []*store.Store{llmStore.Disk(), stageDisk} {

@@ -11,7 +11,9 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/evalflow/evalflow/compare"
 	"github.com/evalflow/evalflow/export"
+	"github.com/evalflow/evalflow/rundir"
 )
 
 // cmdExport writes a run's final predictions in an official scorer's input
@@ -20,6 +22,7 @@ func cmdExport(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("export", "export [-format bird|spider|jsonl] [-out FILE] RUN_DIR[@CELL]", stderr)
 	format := fs.String("format", "jsonl", "bird (predict_dev.json), spider (pred.txt, one query per line) or jsonl (evalflow replay predictions)")
 	out := fs.String("out", "", "write to FILE (default standard output)")
+	partial := fs.Bool("partial", false, "export a run that did not complete (what finished)")
 	pos, err := parseArgs(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
 		return exitOK
@@ -39,6 +42,28 @@ func cmdExport(args []string, stdout, stderr io.Writer) int {
 		if _, err := os.Stat(dir); err != nil {
 			dir, cell = dir[:i], dir[i+1:]
 		}
+	}
+	prev, err := rundir.Previous(dir)
+	if err != nil || prev == nil {
+		fmt.Fprintf(stderr, "evalflow export: %s is not a run directory (no readable manifest.json)\n", dir)
+		return exitRun
+	}
+	if cell != "" && len(prev.Cells) > 0 {
+		// The same selector compare takes: the full id, or name=value
+		// pairs in any order that one cell has.
+		c, err := compare.SelectCell(dir, cell, prev.Cells)
+		if err != nil {
+			fmt.Fprintf(stderr, "evalflow export: %v\n", err)
+			return exitConfig
+		}
+		cell = c.ID
+	}
+	if prev.Status != "complete" && !*partial {
+		fmt.Fprintf(stderr, "evalflow export: %s is %s, not complete: the official scorers pair predictions with gold lines by position, so a partial file would be scored against the wrong golds; finish the run (the same run command continues it), or give -partial to export what finished\n", dir, prev.Status)
+		return exitRun
+	}
+	if prev.Options.Limit > 0 || prev.Options.Sample > 0 {
+		fmt.Fprintf(stderr, "evalflow export: warning: %s ran with -limit/-sample: its predictions cover part of the dataset, so score them against the same items' gold, not the whole gold file\n", dir)
 	}
 	preds, err := export.FromCell(dir, cell)
 	if err != nil {

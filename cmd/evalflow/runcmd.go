@@ -309,10 +309,16 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitRun
 	}
 	m := manifest(p, cells[0].pl, runID, started, rd, nil, *limit, *sample, *seed, *conc)
+	var prevCalls *rundir.ManifestModelCalls
 	if prev, _ := rundir.Previous(dir); prev != nil && prev.RunID != "" {
-		// A resumed run keeps its identity.
+		// A resumed run keeps its identity, and what its earlier processes
+		// spent counts against max_cost.
 		m.RunID, m.Started, m.Resumes = prev.RunID, prev.Started, prev.Resumes+1
 		runID = prev.RunID
+		if prev.ModelCalls != nil {
+			prevCalls = prev.ModelCalls
+			pool.AddSpent(prev.ModelCalls.Cost)
+		}
 	}
 	if names, types := passColumns(cells); names != nil {
 		rd.SetPassColumns(names, types)
@@ -396,9 +402,16 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fin.Stages = stageStats(cells)
 	plans := cellPlans(cells)
 	fin.Models, fin.Inputs = modelProvenance(plans), inputFiles(plans)
-	if st := pool.Stats(); st.Calls+st.CacheHits > 0 {
-		fin.ModelCalls = &rundir.ManifestModelCalls{Calls: st.Calls, Retries: st.Retries, CacheHits: st.CacheHits,
+	if st := pool.Stats(); st.Calls+st.CacheHits > 0 || prevCalls != nil {
+		mc := rundir.ManifestModelCalls{Calls: st.Calls, Retries: st.Retries, CacheHits: st.CacheHits,
 			InputTokens: st.InputTokens, OutputTokens: st.OutputTokens, Cost: st.Cost}
+		if p := prevCalls; p != nil {
+			// Earlier processes of a resumed run (one killed before writing
+			// its manifest is not known).
+			mc.Calls, mc.Retries, mc.CacheHits = mc.Calls+p.Calls, mc.Retries+p.Retries, mc.CacheHits+p.CacheHits
+			mc.InputTokens, mc.OutputTokens, mc.Cost = mc.InputTokens+p.InputTokens, mc.OutputTokens+p.OutputTokens, mc.Cost+p.Cost
+		}
+		fin.ModelCalls = &mc
 	}
 	fin.Cells = manifestCells(cells, rows)
 	fin.Seconds = fin.Finished.Sub(m.Started).Seconds()
@@ -433,8 +446,9 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		for _, n := range c.pl.Order {
 			// With -limit or -sample, predictions for items left out are
 			// expected: the generate stage's unmatched-id warning is moot.
-			// A resumed run does not generate for the items it kept.
-			if (*limit > 0 || *sample > 0 || kept > 0) && n.Kind.Source() {
+			// A resumed run does not generate for the items it kept, and
+			// an interrupted or stopped one not for the items it left.
+			if (*limit > 0 || *sample > 0 || kept > 0 || runErr != nil) && n.Kind.Source() {
 				continue
 			}
 			if w, ok := n.Stage.(nodes.Warner); ok {

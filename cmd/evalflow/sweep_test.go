@@ -86,6 +86,25 @@ func TestSweepRun(t *testing.T) {
 			t.Fatalf("attempt row without cell columns: %v", a)
 		}
 	}
+
+	// export takes compare's selectors: name=value pairs in any order.
+	exp := runBin(t, bin, dir, "export", "-format", "jsonl", "sw@max_iterations=2,compare=bird")
+	if exp.code != 0 || strings.Count(exp.stdout, "\n") != 30 {
+		t.Errorf("export of a cell by a reordered selector: exit %d, %d lines\n%s", exp.code, strings.Count(exp.stdout, "\n"), exp.stderr)
+	}
+	if bad := runBin(t, bin, dir, "export", "sw@compare=bird,compare=evalflow"); bad.code != exitConfig || !strings.Contains(bad.stderr, "given twice") {
+		t.Errorf("a selector naming a variable twice: exit %d\n%s", bad.code, bad.stderr)
+	}
+	// A run that did not complete is not exported unless asked: the
+	// official scorers pair lines by position.
+	raw, _ := os.ReadFile(filepath.Join(dir, "sw", rundir.ManifestName))
+	os.WriteFile(filepath.Join(dir, "sw", rundir.ManifestName), []byte(strings.Replace(string(raw), `"status": "complete"`, `"status": "cancelled"`, 1)), 0o644)
+	if inc := runBin(t, bin, dir, "export", "sw@max_iterations=0,compare=evalflow"); inc.code != exitRun || !strings.Contains(inc.stderr, "not complete") {
+		t.Errorf("export of a cancelled run: exit %d\n%s", inc.code, inc.stderr)
+	}
+	if inc := runBin(t, bin, dir, "export", "-partial", "sw@max_iterations=0,compare=evalflow"); inc.code != 0 {
+		t.Errorf("export -partial: exit %d\n%s", inc.code, inc.stderr)
+	}
 }
 
 // TestSweepKillNineThenResume: a sweep killed mid-run continues where it

@@ -255,6 +255,18 @@ func (s *Score) Process(ctx context.Context, rec *item.Record) error {
 		rec.SetScore(sc)
 	}
 	join(len(s.items))
+	// An interrupted run (Ctrl-C, or max_cost stopping it) cancels the
+	// judges in flight: the item is cancelled, not scored with a failed
+	// judge, so the next run of the same command scores it again.
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	// A judge that hit the run's max_cost stops the run, as generation does.
+	for _, sc := range rec.Scores {
+		if sc.Err != "" && strings.Contains(sc.Err, llm.ErrBudget.Error()) {
+			return &nodes.StopRun{Reason: "max_cost reached by an LLM judge (" + sc.Name + ")"}
+		}
+	}
 	mu.Lock()
 	defer mu.Unlock()
 	return errors.Join(harness...)
