@@ -85,6 +85,13 @@ type Bounded interface {
 	MaxCalls(samples int) (llm, engine int)
 }
 
+// CallModels is implemented by stages that call models: the model of each
+// of their calls per item, as "provider model" (a judge per judge metric),
+// so evalflow plan prices the calls it cannot see.
+type CallModels interface {
+	CallModels() []string
+}
+
 // Sampler is implemented by generate stages: how many samples an item gets
 // (pass@k draws several).
 type Sampler interface {

@@ -31,6 +31,10 @@ type Estimate struct {
 	// estimated from the seen ones).
 	Models map[string]store.ProbeModel
 	Unseen int
+	// UnseenBy splits Unseen by model ("provider model"): each stage's
+	// bounded calls go to its models (nodes.CallModels), the calls the dry
+	// run saw counted against the earliest stages first.
+	UnseenBy map[string]int
 }
 
 // Estimate runs the plan dry over the items opts selects.
@@ -51,11 +55,23 @@ func (pl *Plan) Estimate(ctx context.Context, opts RunOptions) (Estimate, error)
 		}
 	}
 	boundLLM, boundEngine := 0, 0
+	type stageBound struct {
+		calls  int
+		models []string
+	}
+	var bounds []stageBound
 	for _, n := range pl.Chain {
 		if b, ok := n.Stage.(nodes.Bounded); ok {
 			l, e := b.MaxCalls(samples)
 			boundLLM += l
 			boundEngine += e
+			if l > 0 {
+				sb := stageBound{calls: l}
+				if cm, ok := n.Stage.(nodes.CallModels); ok {
+					sb.models = cm.CallModels()
+				}
+				bounds = append(bounds, sb)
+			}
 		}
 	}
 	var seqs []int
@@ -69,7 +85,7 @@ func (pl *Plan) Estimate(ctx context.Context, opts RunOptions) (Estimate, error)
 	if err := pl.Run(ctx, opts); err != nil {
 		return Estimate{}, err
 	}
-	est := Estimate{Items: len(seqs), Models: probe.Models()}
+	est := Estimate{Items: len(seqs), Models: probe.Models(), UnseenBy: map[string]int{}}
 	items := probe.Items()
 	for _, seq := range seqs {
 		it, ok := items[seq]
@@ -84,6 +100,22 @@ func (pl *Plan) Estimate(ctx context.Context, opts RunOptions) (Estimate, error)
 			est.LLMCalls += max(it.LLM, boundLLM)
 			est.EngineCalls += max(it.Engine, boundEngine)
 			est.Unseen += max(0, boundLLM-it.LLM)
+			seen := it.LLM
+			for _, b := range bounds {
+				un := b.calls - min(seen, b.calls)
+				seen -= min(seen, b.calls)
+				if un <= 0 || len(b.models) == 0 {
+					continue
+				}
+				for i, m := range b.models {
+					// Spread a stage's calls over its models (judges: one each).
+					share := un / len(b.models)
+					if i < un%len(b.models) {
+						share++
+					}
+					est.UnseenBy[m] += share
+				}
+			}
 			continue
 		}
 		est.LLMCalls += it.LLM

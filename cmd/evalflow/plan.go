@@ -202,11 +202,10 @@ func cmdPlan(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		rep.EngineCalls += est.EngineCalls
 		rep.EngineCallsCache += est.EngineCached
 		// Requests the dry run saw get their own estimates; bounded ones it
-		// could not see take the mean of the seen uncached requests.
-		seen := 0
-		for _, m := range est.Models {
-			seen += m.Calls - m.Cached
-		}
+		// could not see go to their stage's model, with the mean tokens of
+		// that model's seen requests (or of all seen ones, and the model's
+		// max_tokens out, when it saw none).
+		allIn, allN := 0, 0
 		for label, m := range est.Models {
 			pm := models[label]
 			if pm == nil {
@@ -217,12 +216,32 @@ func cmdPlan(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			pm.Cached += m.Cached
 			pm.InputTokens += m.InputTokens
 			pm.OutputTokens += m.OutputTokens
-			if unc := m.Calls - m.Cached; unc > 0 && est.Unseen > 0 && seen > 0 {
-				share := float64(est.Unseen) * float64(unc) / float64(seen)
-				pm.Calls += int(math.Round(share))
-				pm.InputTokens += int(math.Round(share * float64(m.InputTokens) / float64(unc)))
-				pm.OutputTokens += int(math.Round(share * float64(m.OutputTokens) / float64(unc)))
+			allIn += m.InputTokens
+			allN += m.Calls - m.Cached
+		}
+		for label, un := range est.UnseenBy {
+			pm := models[label]
+			if pm == nil {
+				pm = &planModel{Model: label}
+				models[label] = pm
 			}
+			m := est.Models[label]
+			inPer, outPer := 0.0, 256.0
+			if unc := m.Calls - m.Cached; unc > 0 {
+				inPer, outPer = float64(m.InputTokens)/float64(unc), float64(m.OutputTokens)/float64(unc)
+			} else {
+				if allN > 0 {
+					inPer = float64(allIn) / float64(allN)
+				}
+				for _, cfg := range pool.Configs() {
+					if cfg.Provider+" "+cfg.Model == label && cfg.MaxTokens > 0 {
+						outPer = float64(cfg.MaxTokens)
+					}
+				}
+			}
+			pm.Calls += un
+			pm.InputTokens += int(math.Round(float64(un) * inPer))
+			pm.OutputTokens += int(math.Round(float64(un) * outPer))
 		}
 	}
 	for _, cfg := range pool.Configs() {

@@ -76,6 +76,16 @@ func TestPlanCountsCalls(t *testing.T) {
 	if before.EstCostUSD != nil || len(before.UnknownPrices) == 0 {
 		t.Errorf("no price declared, yet est_cost_usd = %v", before.EstCostUSD)
 	}
+	// Judges on another model: their bounded calls are priced as that
+	// model's, not the generator's.
+	judged := plan("-var", "judge_model=judge-x")
+	perModel := map[string]int{}
+	for _, m := range judged.Models {
+		perModel[m.Model] = m.Calls
+	}
+	if perModel["openai judge-x"] != 6 || perModel["openai fake"] != 9 {
+		t.Errorf("calls by model with a separate judge: %v; want 6 judge calls (3 items × 2 judges) and 9 generator calls", perModel)
+	}
 	priced := plan("-var", "price={ input = 2, output = 8 }")
 	if priced.EstCostUSD == nil || *priced.EstCostUSD <= 0 || priced.EstInputTokens <= 0 {
 		t.Errorf("with a price: est_cost_usd %v, input tokens %d", priced.EstCostUSD, priced.EstInputTokens)

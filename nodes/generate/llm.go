@@ -286,6 +286,12 @@ func (g *LLM) record(a *item.Attempt, resp *llm.Response, err error) {
 // SampleCount is the number of samples per item.
 func (g *LLM) SampleCount() int { return g.Samples }
 
+// CallModels is the generator's model.
+func (g *LLM) CallModels() []string {
+	c := g.Client.Config()
+	return []string{c.Provider + " " + c.Model}
+}
+
 // MaxCalls is one model request per sample.
 func (g *LLM) MaxCalls(samples int) (int, int) { return samples, 0 }
 

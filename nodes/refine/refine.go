@@ -64,6 +64,14 @@ func (r *Refine) MaxCalls(samples int) (int, int) {
 	return llmCalls, 2 * n
 }
 
+// CallModels are the generator's: refine asks it for repairs.
+func (r *Refine) CallModels() []string {
+	if c, ok := r.gen.(nodes.CallModels); ok {
+		return c.CallModels()
+	}
+	return nil
+}
+
 // New builds a refine stage.
 func New(env *nodes.Env) (nodes.Stage, hcl.Diagnostics) {
 	b := env.Block

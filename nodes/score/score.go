@@ -306,6 +306,15 @@ func (s *Score) MaxCalls(samples int) (int, int) {
 	return judges, eng
 }
 
+// CallModels are the judges' models, one per judge metric.
+func (s *Score) CallModels() []string {
+	var out []string
+	for _, p := range s.Provenances() {
+		out = append(out, p.Provider+" "+p.RequestedModel)
+	}
+	return out
+}
+
 // Provenances lists the LLM judges' models (llm.Provenance), for the
 // manifest's models.
 func (s *Score) Provenances() []llm.Provenance {
