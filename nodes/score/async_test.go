@@ -2,11 +2,13 @@ package score
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
 	"github.com/evalflow/evalflow/item"
 	"github.com/evalflow/evalflow/metrics"
+	"github.com/evalflow/evalflow/nodes"
 )
 
 type stubMetric struct {
@@ -49,5 +51,34 @@ func TestJudgesRunAlongsideDeterministicMetrics(t *testing.T) {
 		if sc, _ := rec.Score(name); sc.Value != want {
 			t.Errorf("%s = %v, want %v", name, sc.Value, want)
 		}
+	}
+}
+
+// errMetric fails like an LLM judge whose call was cancelled, or whose
+// run reached max_cost.
+type errMetric struct{ err string }
+
+func (m errMetric) Info() metrics.Info { return metrics.Info{Name: "judge"} }
+func (m errMetric) Async() bool        { return true }
+func (m errMetric) Score(ctx context.Context, in metrics.Input) item.Score {
+	return item.Score{Null: true, Err: m.err}
+}
+
+// An interrupted run leaves the item's judges unscored: Process returns the
+// context's error (the planner marks the item cancelled, and the next run
+// of the same command scores it) instead of keeping a failed judge; a judge
+// that reached the run's max_cost stops the run.
+func TestJudgeInterruptedOrOverBudget(t *testing.T) {
+	s := &Score{items: []itemMetric{{as: "query_correctness", metric: errMetric{err: "LLM judge failed: llm cancelled: context canceled"}}}}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := s.Process(ctx, &item.Record{}); err == nil {
+		t.Error("a cancelled run's item came back scored")
+	}
+	s = &Score{items: []itemMetric{{as: "query_correctness", metric: errMetric{err: "LLM judge failed: llm budget: spent $1 of max_cost $1 (max_cost reached; no further calls are made to this endpoint)"}}}}
+	err := s.Process(context.Background(), &item.Record{})
+	var halt *nodes.StopRun
+	if !errors.As(err, &halt) {
+		t.Errorf("a judge over the run's max_cost: %v, want nodes.StopRun", err)
 	}
 }
