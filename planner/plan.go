@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"github.com/hashicorp/hcl/v2"
@@ -46,6 +47,31 @@ type Options struct {
 	// Branch selects the source stage whose branch this plan runs, for a
 	// pipeline with several (Branches); "" for a pipeline with one.
 	Branch string
+	// Pools, shared by the plans of a sweep's cells, bounds each stage's
+	// work across the cells running side by side: one pool per stage name.
+	Pools *Pools
+}
+
+// Pools holds one bounded pool per stage name for plans that run at once
+// (a sweep's cells): however many cells run, a stage processes at most its
+// concurrency items in all.
+type Pools struct {
+	mu sync.Mutex
+	m  map[string]chan struct{}
+}
+
+// NewPools returns empty pools.
+func NewPools() *Pools { return &Pools{m: map[string]chan struct{}{}} }
+
+func (p *Pools) sem(name string, size int) chan struct{} {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if c, ok := p.m[name]; ok {
+		return c
+	}
+	c := make(chan struct{}, max(size, 1))
+	p.m[name] = c
+	return c
 }
 
 // Node is one planned stage.
@@ -57,9 +83,10 @@ type Node struct {
 	Deps        []string // names of stages this one references, sorted
 
 	refresh, noCache bool
-	items, cached    atomic.Int64 // items processed, and of them answered wholly from a cache
-	computed         atomic.Int64 // items for which an engine query ran or a model was called
-	probe            *store.Probe // set during Estimate's dry run
+	items, cached    atomic.Int64  // items processed, and of them answered wholly from a cache
+	computed         atomic.Int64  // items for which an engine query ran or a model was called
+	probe            *store.Probe  // set during Estimate's dry run
+	sem              chan struct{} // the stage's pool shared across cells (Options.Pools)
 }
 
 // StageStat is what a stage did in a run: items it processed, how many of
@@ -210,6 +237,13 @@ func Build(ctx context.Context, p *dsl.Pipeline, opts Options) (*Plan, hcl.Diagn
 		return pl, diags
 	}
 	pl.Order = order
+	if opts.Pools != nil {
+		for _, n := range order {
+			if !n.Kind.Collects {
+				n.sem = opts.Pools.sem(n.Block.Name, n.Concurrency)
+			}
+		}
+	}
 
 	// Datasets: the generate stage names one, or there is exactly one.
 	for _, n := range order {

@@ -98,7 +98,13 @@ func (pl *Plan) Run(ctx context.Context, opts RunOptions) error {
 		for w := 0; w < node.Concurrency; w++ {
 			workers.Go(func() {
 				for rec := range stageIn {
+					if node.sem != nil {
+						node.sem <- struct{}{} // the stage's pool across cells
+					}
 					process(ctx, node, rec, stop)
+					if node.sem != nil {
+						<-node.sem
+					}
 					out <- rec
 				}
 			})

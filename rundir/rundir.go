@@ -122,13 +122,10 @@ type Run struct {
 	nKept int
 
 	mu       sync.Mutex
-	part     int // next part number of this generation
-	items    sinks.Writer
-	attempts sinks.Writer
-	qas      sinks.Writer // sidecar (seq, sink, line) rows for qas_jsonl sinks
+	lanes    map[int]*lane // open parts, by lane: one per sweep cell, so cells may run side by side
 	qasSinks []*qasSink
 	live     []extra // standard-output sinks streamed as records arrive (fresh runs)
-	pending  int     // records in the open part
+	pending  int     // records in the open parts, all lanes
 	lastSync time.Time
 	werr     error // sticky write error
 	stopSync chan struct{}
@@ -137,6 +134,18 @@ type Run struct {
 	// Counts are computed over every item of the run (earlier generations
 	// included) by Close.
 	Counts Counts
+}
+
+// lane is one stream of parts: records of one sweep cell arrive in seq
+// order, so each lane's parts are sorted and the merge interleaves lanes by
+// seq. A run without cells has lane 0 only.
+type lane struct {
+	id       int
+	part     int // next part number of this lane in this generation
+	items    sinks.Writer
+	attempts sinks.Writer
+	qas      sinks.Writer // sidecar (seq, sink, line) rows for per-item sinks
+	pending  int
 }
 
 type extra struct {
@@ -368,12 +377,12 @@ func hasParts(dir string) bool {
 	return len(m) > 0
 }
 
-var partName = regexp.MustCompile(`^(items|attempts|qas)-G(\d+)-P(\d+)\.parquet$`)
+var partName = regexp.MustCompile(`^(items|attempts|qas)-G(\d+)(?:-L(\d+))?-P(\d+)\.parquet$`)
 
 type partFile struct {
-	kind      string
-	gen, part int
-	path      string
+	kind            string
+	gen, lane, part int
+	path            string
 }
 
 func listParts(dir, kind string) ([]partFile, error) {
@@ -391,20 +400,29 @@ func listParts(dir, kind string) ([]partFile, error) {
 			continue
 		}
 		g, _ := strconv.Atoi(m[2])
-		p, _ := strconv.Atoi(m[3])
-		out = append(out, partFile{kind: m[1], gen: g, part: p, path: filepath.Join(dir, PartsDir, e.Name())})
+		l, _ := strconv.Atoi(m[3]) // "" (lane 0) reads as 0
+		p, _ := strconv.Atoi(m[4])
+		out = append(out, partFile{kind: m[1], gen: g, lane: l, part: p, path: filepath.Join(dir, PartsDir, e.Name())})
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].gen != out[j].gen {
 			return out[i].gen < out[j].gen
+		}
+		if out[i].lane != out[j].lane {
+			return out[i].lane < out[j].lane
 		}
 		return out[i].part < out[j].part
 	})
 	return out, nil
 }
 
-func partPath(dir, kind string, gen, part int) string {
-	return filepath.Join(dir, PartsDir, fmt.Sprintf("%s-G%03d-P%06d.parquet", kind, gen, part))
+// partPath names a part: KIND-Gggg-Pnnnnnn.parquet in lane 0, with -Llll
+// before the part number in other lanes.
+func partPath(dir, kind string, gen, lane, part int) string {
+	if lane == 0 {
+		return filepath.Join(dir, PartsDir, fmt.Sprintf("%s-G%03d-P%06d.parquet", kind, gen, part))
+	}
+	return filepath.Join(dir, PartsDir, fmt.Sprintf("%s-G%03d-L%03d-P%06d.parquet", kind, gen, lane, part))
 }
 
 // resume turns the previous run's output into parts holding only its
@@ -428,7 +446,7 @@ func (r *Run) resume() error {
 		for kind, name := range map[string]string{"items": ItemsFile, "attempts": AttemptsFile} {
 			src := filepath.Join(r.Dir, name)
 			if _, err := os.Stat(src); err == nil {
-				if err := os.Rename(src, partPath(r.Dir, kind, 0, 0)); err != nil {
+				if err := os.Rename(src, partPath(r.Dir, kind, 0, 0, 0)); err != nil {
 					return err
 				}
 			}
@@ -723,19 +741,19 @@ func (r *Run) schemaFrom(rec *item.Record) {
 	r.SetPassColumns(names, types)
 }
 
-// openPart opens the next part's writers under temporary names.
-func (r *Run) openPart() error {
+// openPart opens a lane's next part's writers under temporary names.
+func (r *Run) openPart(l *lane) error {
 	var err error
-	r.items, err = sinks.NewParquet(partPath(r.Dir, "items", r.gen, r.part)+".tmp", r.itemSchema)
+	l.items, err = sinks.NewParquet(partPath(r.Dir, "items", r.gen, l.id, l.part)+".tmp", r.itemSchema)
 	if err != nil {
 		return err
 	}
-	r.attempts, err = sinks.NewParquet(partPath(r.Dir, "attempts", r.gen, r.part)+".tmp", r.attSchema)
+	l.attempts, err = sinks.NewParquet(partPath(r.Dir, "attempts", r.gen, l.id, l.part)+".tmp", r.attSchema)
 	if err != nil {
 		return err
 	}
 	if len(r.qasSinks) > 0 {
-		r.qas, err = sinks.NewParquet(partPath(r.Dir, "qas", r.gen, r.part)+".tmp", qasPartSchema)
+		l.qas, err = sinks.NewParquet(partPath(r.Dir, "qas", r.gen, l.id, l.part)+".tmp", qasPartSchema)
 		if err != nil {
 			return err
 		}
@@ -771,16 +789,29 @@ func (r *Run) Write(rec *item.Record) error {
 	if r.itemSchema == nil {
 		r.schemaFrom(rec)
 	}
-	if r.items == nil {
-		if err := r.openPart(); err != nil {
+	id := 0
+	if len(r.cfg.Cells) > 0 {
+		id = rec.Cell
+	}
+	l := r.lanes[id]
+	if l == nil {
+		l = &lane{id: id}
+		if r.lanes == nil {
+			r.lanes = map[int]*lane{}
+		}
+		r.lanes[id] = l
+	}
+	if l.items == nil {
+		if err := r.openPart(l); err != nil {
 			r.werr = err
 			return err
 		}
 	}
-	if err := r.write(rec); err != nil {
+	if err := r.write(l, rec); err != nil {
 		r.werr = err
 		return err
 	}
+	l.pending++
 	r.pending++
 	if r.pending >= r.cfg.FlushItems {
 		return r.flushLocked()
@@ -788,9 +819,9 @@ func (r *Run) Write(rec *item.Record) error {
 	return nil
 }
 
-func (r *Run) write(rec *item.Record) error {
+func (r *Run) write(l *lane, rec *item.Record) error {
 	row := r.cellRow(rec, r.itemRow(rec))
-	if err := r.items.Write(row); err != nil {
+	if err := l.items.Write(row); err != nil {
 		return fmt.Errorf("items: item %q: %w", rec.Item.ID, err)
 	}
 	for _, e := range r.live {
@@ -805,14 +836,14 @@ func (r *Run) write(rec *item.Record) error {
 		if err != nil {
 			return fmt.Errorf("sink.%s: item %q: %w", q.sink.Name, rec.Item.ID, err)
 		}
-		if err := r.qas.Write([]any{int64(rec.Seq), q.sink.Name, line}); err != nil {
+		if err := l.qas.Write([]any{int64(rec.Seq), q.sink.Name, line}); err != nil {
 			return fmt.Errorf("sink.%s: item %q: %w", q.sink.Name, rec.Item.ID, err)
 		}
 	}
 	for _, s := range rec.Samples {
 		for _, a := range s.Attempts {
 			arow := r.cellRow(rec, attemptRow(rec, a))
-			if err := r.attempts.Write(arow); err != nil {
+			if err := l.attempts.Write(arow); err != nil {
 				return fmt.Errorf("attempts: item %q: %w", rec.Item.ID, err)
 			}
 			for _, e := range r.live {
@@ -837,7 +868,7 @@ func (r *Run) Flush() error {
 
 func (r *Run) flushLocked() error {
 	r.lastSync = time.Now()
-	if r.items == nil || r.werr != nil {
+	if r.werr != nil {
 		return r.werr
 	}
 	var first error
@@ -846,22 +877,34 @@ func (r *Run) flushLocked() error {
 			first = err
 		}
 	}
-	keep(r.attempts.Close())
-	if r.qas != nil {
-		keep(r.qas.Close())
+	ids := make([]int, 0, len(r.lanes))
+	for id := range r.lanes {
+		ids = append(ids, id)
 	}
-	keep(r.items.Close())
-	if first == nil {
-		// attempts and qas first: an items part never names attempts that
-		// are not on disk yet.
-		keep(os.Rename(partPath(r.Dir, "attempts", r.gen, r.part)+".tmp", partPath(r.Dir, "attempts", r.gen, r.part)))
-		if r.qas != nil {
-			keep(os.Rename(partPath(r.Dir, "qas", r.gen, r.part)+".tmp", partPath(r.Dir, "qas", r.gen, r.part)))
+	sort.Ints(ids)
+	for _, id := range ids {
+		l := r.lanes[id]
+		if l.items == nil {
+			continue
 		}
-		keep(os.Rename(partPath(r.Dir, "items", r.gen, r.part)+".tmp", partPath(r.Dir, "items", r.gen, r.part)))
+		keep(l.attempts.Close())
+		if l.qas != nil {
+			keep(l.qas.Close())
+		}
+		keep(l.items.Close())
+		if first == nil {
+			// attempts and qas first: an items part never names attempts
+			// that are not on disk yet.
+			keep(os.Rename(partPath(r.Dir, "attempts", r.gen, id, l.part)+".tmp", partPath(r.Dir, "attempts", r.gen, id, l.part)))
+			if l.qas != nil {
+				keep(os.Rename(partPath(r.Dir, "qas", r.gen, id, l.part)+".tmp", partPath(r.Dir, "qas", r.gen, id, l.part)))
+			}
+			keep(os.Rename(partPath(r.Dir, "items", r.gen, id, l.part)+".tmp", partPath(r.Dir, "items", r.gen, id, l.part)))
+		}
+		l.items, l.attempts, l.qas = nil, nil, nil
+		l.part++
+		l.pending = 0
 	}
-	r.items, r.attempts, r.qas = nil, nil, nil
-	r.part++
 	r.pending = 0
 	if first != nil {
 		r.werr = fmt.Errorf("writing %s: %w", filepath.Join(r.Dir, PartsDir), first)
@@ -1054,13 +1097,16 @@ func (r *Run) mergeStreams(table string, fn func([]any) error) error {
 	if err != nil {
 		return err
 	}
-	byGen := map[int][]partFile{}
-	var gens []int
+	// One stream per generation and lane: each is in seq order.
+	type gl struct{ gen, lane int }
+	byGen := map[gl][]partFile{}
+	var gens []gl
 	for _, p := range parts {
-		if _, ok := byGen[p.gen]; !ok {
-			gens = append(gens, p.gen)
+		k := gl{p.gen, p.lane}
+		if _, ok := byGen[k]; !ok {
+			gens = append(gens, k)
 		}
-		byGen[p.gen] = append(byGen[p.gen], p)
+		byGen[k] = append(byGen[k], p)
 	}
 	streams := make([]*genStream, 0, len(gens))
 	defer func() {

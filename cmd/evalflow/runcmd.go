@@ -96,6 +96,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	noCache := fs.Bool("no-cache", false, "bypass the stage cache and the LLM response cache: every query runs and every model call is made, nothing is stored")
 	var refresh multiFlag
 	fs.Var(&refresh, "refresh", "re-run STAGE's work instead of reading the cache (the answers are stored again); repeatable")
+	cellsAtOnce := fs.Int("cells", 8, "sweep cells run side by side at most (their stages share one pool each)")
 	ciSeed := fs.Uint64("ci-seed", 1, "seed for the bootstrap confidence intervals in aggregates.parquet (recorded in the manifest as ci_seed)")
 	pos, err := parseArgs(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
@@ -118,6 +119,10 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	maxErrs, err := parseMaxErrors(*maxErr)
 	if err != nil {
 		fmt.Fprintf(stderr, "evalflow run: %v\n", err)
+		return exitConfig
+	}
+	if *cellsAtOnce < 1 {
+		fmt.Fprintf(stderr, "evalflow run: -cells %d: at least 1\n", *cellsAtOnce)
 		return exitConfig
 	}
 	var gates []gate
@@ -156,9 +161,10 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	specs := expandCells(p, pipes)
 	cells := make([]*cellRun, len(specs))
+	pools := planner.NewPools()
 	for i, sp := range specs {
 		pl, diags := planner.Build(ctx, sp.p, planner.Options{Concurrency: *conc, LLM: pool, CISeed: *ciSeed,
-			Results: results, NoCache: *noCache, Refresh: refresh, Branch: sp.branch})
+			Results: results, NoCache: *noCache, Refresh: refresh, Branch: sp.branch, Pools: pools})
 		defer pl.Close()
 		if sp.cell != nil && diags.HasErrors() {
 			fmt.Fprintf(stderr, "evalflow run: in cell %s:\n", sp.cell.ID)
@@ -335,13 +341,23 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "evalflow run: resuming %s: %d finished items kept\n", dir, kept)
 	}
 
-	invalid := 0
-	var runErr error
-	for i, c := range cells {
-		if ctx.Err() != nil {
-			runErr = context.Cause(ctx)
-			break
+	parallel := min(*cellsAtOnce, len(cells))
+	for _, sb := range p.Sinks {
+		if sb.Path == "-" {
+			parallel = 1 // a stream on standard output keeps the cells in order
 		}
+	}
+	// Cells run side by side, -cells at a time; each stage's pool is shared
+	// by every cell (planner.Pools), so a stage never works on more items
+	// than its concurrency, however many cells run. A cell that stops the
+	// run (max_cost) stops the others.
+	var invalid atomic.Int64
+	cellCtx, stopCells := context.WithCancelCause(ctx)
+	defer stopCells(nil)
+	errs := make([]error, len(cells))
+	slots := make(chan struct{}, parallel)
+	var cellsWG sync.WaitGroup
+	for i, c := range cells {
 		opts := planner.RunOptions{
 			Limit: *limit, Sample: *sample, Seed: *seed,
 			Skip:    func(seq int) bool { return rd.Kept(c.offset + seq) },
@@ -352,7 +368,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 				if rec.Item.Invalid != "" {
 					// Reported as read (FILE:LINE: message), the first few in
 					// full; each is an error item in items.parquet.
-					if invalid++; invalid <= maxInvalidShown {
+					if n := invalid.Add(1); n <= maxInvalidShown {
 						fmt.Fprintf(stderr, "evalflow run: %s%s\n", c.label(), rec.Item.Invalid)
 					}
 				}
@@ -363,12 +379,39 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if c.cell == nil {
 			opts.OnStart = prog.start
 		}
-		if runErr = c.pl.Run(ctx, opts); runErr != nil {
+		cellsWG.Add(1)
+		go func() {
+			defer cellsWG.Done()
+			select {
+			case slots <- struct{}{}:
+			case <-cellCtx.Done():
+				errs[i] = context.Cause(cellCtx)
+				return
+			}
+			defer func() { <-slots }()
+			if err := c.pl.Run(cellCtx, opts); err != nil {
+				errs[i] = err
+				var halt *nodes.StopRun
+				if errors.As(err, &halt) || cellCtx.Err() == nil {
+					stopCells(err)
+				}
+			}
+		}()
+	}
+	cellsWG.Wait()
+	var runErr error
+	for _, err := range errs {
+		var halt *nodes.StopRun
+		if errors.As(err, &halt) {
+			runErr = err
 			break
 		}
+		if err != nil && runErr == nil {
+			runErr = err
+		}
 	}
-	if invalid > maxInvalidShown {
-		fmt.Fprintf(stderr, "evalflow run: ... and %d more invalid dataset rows (error_message in items.parquet)\n", invalid-maxInvalidShown)
+	if n := int(invalid.Load()); n > maxInvalidShown {
+		fmt.Fprintf(stderr, "evalflow run: ... and %d more invalid dataset rows (error_message in items.parquet)\n", n-maxInvalidShown)
 	}
 	prog.stop()
 

@@ -127,7 +127,8 @@ func TestSweepKillNineThenResume(t *testing.T) {
 	}
 	deadline := time.Now().Add(60 * time.Second)
 	for {
-		if m, _ := filepath.Glob(filepath.Join(dir, "crash", "parts", "items-*.parquet")); len(m) > 0 {
+		// Wait for the second cell's lane: cells run side by side.
+		if m, _ := filepath.Glob(filepath.Join(dir, "crash", "parts", "items-G000-L001-*.parquet")); len(m) > 0 {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -143,6 +144,15 @@ func TestSweepKillNineThenResume(t *testing.T) {
 	partial := itemRows(t, filepath.Join(crash, "parts", "items-*.parquet"))
 	if len(partial) == 0 || len(partial) >= 2*n {
 		t.Fatalf("crashed sweep holds %d items, want some but not all of %d", len(partial), 2*n)
+	}
+	// The cells ran side by side (sharing one pool per stage), so both
+	// have finished items when the process dies.
+	perCell := map[any]int{}
+	for _, r := range partial {
+		perCell[r["cell"]]++
+	}
+	if len(perCell) != 2 || perCell["compare=evalflow"] >= n {
+		t.Errorf("finished items by cell at the kill: %v; want both cells under way, the first not finished", perCell)
 	}
 	res := runBin(t, bin, dir, append(args, "-out", "crash")...)
 	if res.code != 0 {
