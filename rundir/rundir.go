@@ -191,8 +191,20 @@ type ErrMismatch struct {
 }
 
 func (e *ErrMismatch) Error() string {
+	// A sweep's per-cell components ("var:x [cell a=1]") are named once.
+	var names []string
+	seen := map[string]bool{}
+	for _, d := range e.Differ {
+		if i := strings.Index(d, " [cell "); i > 0 && strings.HasSuffix(d, "]") {
+			d = d[:i] + " (in some cells)"
+		}
+		if !seen[d] {
+			seen[d] = true
+			names = append(names, d)
+		}
+	}
 	return fmt.Sprintf("%s holds a run of other inputs (%s differ); use the same inputs to resume it, another -out, or -overwrite to start over",
-		e.Dir, strings.Join(e.Differ, ", "))
+		e.Dir, strings.Join(names, ", "))
 }
 
 // ErrLocked is returned when another live process holds the directory.
