@@ -44,6 +44,8 @@ Usage:
   evalflow compare  [flags] A B        paired comparison of two runs (or sweep cells RUN@CELL)
   evalflow export   [flags] RUN_DIR    write a run's predictions for an official scorer
   evalflow rerun    [flags] RUN_DIR    run a run's recorded inputs again; refuses changed ones
+  evalflow query    RUN_DIR "SQL"      SQL over a run's items, attempts, aggregates (embedded DuckDB)
+  evalflow show     [-by COL] RUN_DIR  a run's metrics again, grouped
   evalflow fmt      [-check] PATH...   rewrite .hcl files in canonical format
   evalflow metrics                     list every built-in metric
   evalflow cache    stats|clear|explain KEY|gc   inspect, trim or clear the caches
@@ -80,6 +82,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return cmdExport(rest, stdout, stderr)
 	case "rerun":
 		return cmdRerun(ctx, rest, stdout, stderr)
+	case "query":
+		return cmdQuery(ctx, rest, stdout, stderr)
+	case "show":
+		return cmdShow(ctx, rest, stdout, stderr)
 	case "version", "-version", "--version":
 		fmt.Fprintf(stdout, "evalflow %s (%s, %s/%s)\n", buildVersion(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
 		return exitOK
@@ -88,7 +94,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitOK
 	}
 	hint := ""
-	if s := dsl.Suggest(cmd, []string{"run", "plan", "validate", "compare", "export", "rerun", "fmt", "metrics", "cache", "version", "help"}); s != "" {
+	if s := dsl.Suggest(cmd, []string{"run", "plan", "validate", "compare", "export", "rerun", "query", "show", "fmt", "metrics", "cache", "version", "help"}); s != "" {
 		hint = fmt.Sprintf(" Did you mean %q?", s)
 	}
 	fmt.Fprintf(stderr, "evalflow: unknown command %q.%s\n\n%s", cmd, hint, usage)
