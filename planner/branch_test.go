@@ -169,3 +169,32 @@ stage "execute" {
 		t.Errorf("two inputs on one branch: %v", diags)
 	}
 }
+
+// TestOneCauseOneDiagnostic: a generate stage that cannot be built (its
+// predictions file is missing) is reported once, at its attribute; refine,
+// which depends on it, adds no second, misleading error.
+func TestOneCauseOneDiagnostic(t *testing.T) {
+	dir := t.TempDir()
+	writeJSONL(t, dir+"/q.jsonl", []map[string]any{{"id": "1", "question": "q", "gold": "SELECT 1", "db": "shop"}})
+	p := loadSrc(t, dir, branchData+`
+stage "generate" {
+  source      = "replay"
+  predictions = "missing.jsonl"
+}
+stage "validate" {
+  input  = stage.generate
+  engine = engine.db
+}
+stage "execute" {
+  input  = stage.validate
+  engine = engine.db
+}
+stage "refine" {
+  input = stage.execute
+}
+`)
+	_, diags := Build(context.Background(), p, Options{})
+	if len(diags) != 1 || !strings.Contains(diags[0].Summary, "Cannot read predictions") || diags[0].Subject == nil {
+		t.Errorf("diagnostics: %v; want only the missing predictions file, positioned", diags)
+	}
+}

@@ -101,7 +101,13 @@ func New(env *nodes.Env) (nodes.Stage, hcl.Diagnostics) {
 			Detail: "A refine stage needs a generate stage and an execute stage upstream of it.", Subject: b.DeclRange.Ptr()})
 		return nil, a.Diags
 	}
-	gen, ok := env.Built[r.genName].(nodes.Reviser)
+	built, exists := env.Built[r.genName]
+	if !exists {
+		// The generator failed to build: its own diagnostic says why, and
+		// a second one here would only mislead.
+		return nil, a.Diags
+	}
+	gen, ok := built.(nodes.Reviser)
 	if !ok {
 		a.Diags = append(a.Diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Generator cannot revise",
 			Detail: fmt.Sprintf("stage.%s cannot supply further attempts.", r.genName), Subject: b.DeclRange.Ptr()})
