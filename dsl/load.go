@@ -171,7 +171,7 @@ func Load(path string, opts LoadOptions) (*Pipeline, hcl.Diagnostics) {
 				"A pipeline has one sweep block (the first is at %s); put every dimension in it.", sweep.DeclRange))
 			continue
 		}
-		sw, d := decodeSweepBlock(b, p.Variables)
+		sw, d := decodeSweepBlock(b, p.Variables, p.Dir)
 		diags = append(diags, d...)
 		sweep = sw
 	}

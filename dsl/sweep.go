@@ -72,9 +72,9 @@ const MaxCells = 100000
 
 var sweepBlockSchema = &hcl.BodySchema{Blocks: []hcl.BlockHeaderSchema{{Type: "zip"}}}
 
-// decodeSweepBlock reads a sweep block. Values are constants (functions
+// decodeSweepBlock reads a sweep block (dir: the pipeline's directory). Values are constants (functions
 // allowed, no var or local: a sweep sets variables).
-func decodeSweepBlock(block *hcl.Block, vars map[string]*Variable) (*Sweep, hcl.Diagnostics) {
+func decodeSweepBlock(block *hcl.Block, vars map[string]*Variable, dir string) (*Sweep, hcl.Diagnostics) {
 	sw := &Sweep{DeclRange: block.DefRange}
 	var diags hcl.Diagnostics
 	var attrs hcl.Attributes
@@ -101,7 +101,7 @@ func decodeSweepBlock(block *hcl.Block, vars map[string]*Variable) (*Sweep, hcl.
 		diags = append(diags, d...)
 		attrs, zips = a, content.Blocks
 	}
-	ctx := &hcl.EvalContext{Functions: Functions(".")}
+	ctx := &hcl.EvalContext{Functions: Functions(dir)} // file() and friends read relative to the pipeline, as everywhere
 	names := declaredNames(vars)
 	seen := map[string]hcl.Range{}
 	claim := func(name string, rng hcl.Range) bool {
