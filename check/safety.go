@@ -41,7 +41,7 @@ func Safe(lang, query string) (ok bool, reason string) {
 		}
 		return true, ""
 	case SPARQL:
-		return safeSPARQL(sigToks(lexSPARQL(q)))
+		return safeSPARQLReadings(q)
 	case Pandas:
 		return safePandas(query)
 	}
@@ -52,66 +52,131 @@ func Safe(lang, query string) (ok bool, reason string) {
 
 // sqlReadings are the texts the SQL check reads: the query as SQLite lexes
 // it, then rewritten so that SQLite's lexer sees what MySQL (backslash
-// escapes, # comments) and PostgreSQL (backslash escapes in E'…', $$
-// dollar quoting) would see.
+// escapes, # comments, [ is not a quote) and PostgreSQL and DuckDB ([ is a
+// subscript or list, not a quote; E'…' backslash escapes, $$ dollar
+// quoting) would see.
 func sqlReadings(q string) []string {
 	out := []string{q}
 	if strings.Contains(q, `\`) || strings.Contains(q, "#") {
 		bs := strings.NewReplacer(`\\`, "__", `\'`, "''", `\"`, `""`).Replace(q)
-		out = append(out, bs, stripHashComments(bs))
+		out = append(out, bs, stripHashComments(unbracket(bs)))
 	}
-	if strings.Contains(q, "$") {
-		out = append(out, replaceDollarQuotes(q))
+	if pg := replaceDollarQuotes(unbracket(q)); pg != q {
+		out = append(out, pg)
 	}
 	return out
 }
 
-// stripHashComments cuts every # … end of line.
+// unbracket blanks every '[', so that a [ … ] SQLite quoted name is read as
+// the engines without that quoting read it: SELECT a[1;DROP TABLE t;--] is
+// a subscript and two more statements to PostgreSQL and DuckDB.
+func unbracket(s string) string { return strings.ReplaceAll(s, "[", " ") }
+
+// stripHashComments cuts every # … end of line outside string literals,
+// quoted names and -- or /* */ comments (MySQL's # comment).
 func stripHashComments(s string) string {
 	var b strings.Builder
 	for {
-		i := strings.IndexByte(s, '#')
-		if i < 0 {
+		cut := -1
+		for _, t := range sqltext.Lex(s) {
+			if t.Kind == sqltext.String || t.Kind == sqltext.Quoted || t.Kind == sqltext.Comment {
+				continue
+			}
+			if k := strings.IndexByte(t.Text, '#'); k >= 0 {
+				cut = t.Pos + k
+				break
+			}
+		}
+		if cut < 0 {
 			b.WriteString(s)
 			return b.String()
 		}
-		b.WriteString(s[:i])
-		j := strings.IndexByte(s[i:], '\n')
+		b.WriteString(s[:cut])
+		j := strings.IndexByte(s[cut:], '\n')
 		if j < 0 {
 			return b.String()
 		}
-		s = s[i+j:]
+		s = s[cut+j:]
 	}
 }
 
-// replaceDollarQuotes turns PostgreSQL $tag$…$tag$ strings into ”.
+// replaceDollarQuotes turns PostgreSQL $tag$…$tag$ strings into empty '…' strings, as
+// PostgreSQL reads them: not inside '…' strings (E'…' with backslash
+// escapes), "…" names or comments, and not after an identifier character
+// (a$b$ is a name).
 func replaceDollarQuotes(s string) string {
 	var b strings.Builder
-	for {
-		i := strings.IndexByte(s, '$')
-		if i < 0 {
-			b.WriteString(s)
-			return b.String()
-		}
-		j := i + 1
-		for j < len(s) && (s[j] == '_' || s[j] >= 'a' && s[j] <= 'z' || s[j] >= 'A' && s[j] <= 'Z' || j > i+1 && s[j] >= '0' && s[j] <= '9') {
-			j++
-		}
-		if j >= len(s) || s[j] != '$' {
-			b.WriteString(s[:j])
-			s = s[j:]
-			continue
-		}
-		tag := s[i : j+1]
-		k := strings.Index(s[j+1:], tag)
-		if k < 0 {
-			b.WriteString(s)
-			return b.String()
-		}
-		b.WriteString(s[:i])
-		b.WriteString("''")
-		s = s[j+1+k+len(tag):]
+	identByte := func(c byte) bool {
+		return c == '_' || c == '$' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c >= 0x80
 	}
+	i := 0
+	for i < len(s) {
+		c := s[i]
+		switch {
+		case c == '\'' || c == '"':
+			esc := c == '\'' && i > 0 && (s[i-1] == 'E' || s[i-1] == 'e') && (i < 2 || !identByte(s[i-2]))
+			j := i + 1
+			for j < len(s) {
+				if esc && s[j] == '\\' {
+					j += 2
+					continue
+				}
+				if s[j] == c {
+					if j+1 < len(s) && s[j+1] == c {
+						j += 2
+						continue
+					}
+					break
+				}
+				j++
+			}
+			j = min(j+1, len(s))
+			b.WriteString(s[i:j])
+			i = j
+		case strings.HasPrefix(s[i:], "--"):
+			j := strings.IndexByte(s[i:], '\n')
+			if j < 0 {
+				j = len(s) - i
+			}
+			b.WriteString(s[i : i+j])
+			i += j
+		case strings.HasPrefix(s[i:], "/*"):
+			j := strings.Index(s[i+2:], "*/")
+			end := len(s)
+			if j >= 0 {
+				end = i + 2 + j + 2
+			}
+			b.WriteString(s[i:end])
+			i = end
+		case c == '$' && (i == 0 || !identByte(s[i-1])):
+			j := i + 1
+			for j < len(s) && (s[j] == '_' || s[j] >= 'a' && s[j] <= 'z' || s[j] >= 'A' && s[j] <= 'Z' || s[j] >= 0x80 || j > i+1 && s[j] >= '0' && s[j] <= '9') {
+				j++
+			}
+			if j >= len(s) || s[j] != '$' {
+				b.WriteString(s[i:j])
+				i = j
+				continue
+			}
+			tag := s[i : j+1]
+			k := strings.Index(s[j+1:], tag)
+			if k < 0 {
+				b.WriteString(s[i:])
+				i = len(s)
+				continue
+			}
+			b.WriteString("''")
+			i = j + 1 + k + len(tag)
+		default:
+			j := i + 1
+			for j < len(s) && s[j] != '\'' && s[j] != '"' && s[j] != '$' && s[j] != '-' && s[j] != '/' {
+				j++
+			}
+			b.WriteString(s[i:j])
+			i = j
+		}
+	}
+	return b.String()
 }
 
 func safeSQL(q string) (bool, string) {
@@ -137,7 +202,7 @@ func maskFunctionCalls(q string) string {
 	toks := sqltext.Lex(q)
 	changed := false
 	for i, t := range toks {
-		if t.Kind == sqltext.Word && sqlWriters[strings.ToUpper(t.Text)] && i+1 < len(toks) && toks[i+1].Text == "(" {
+		if t.Kind == sqltext.Word && sqlWriters[strings.ToUpper(t.Text)] && nextSignificant(toks[i+1:]).Text == "(" {
 			toks[i].Text = "fn_" + t.Text
 			changed = true
 		}
@@ -150,6 +215,17 @@ func maskFunctionCalls(q string) string {
 		b.WriteString(t.Text)
 	}
 	return b.String()
+}
+
+// nextSignificant returns the first token of toks that is neither space
+// nor comment (REPLACE /* c */ (a, 'x', 'y') is a call too).
+func nextSignificant(toks []sqltext.Token) sqltext.Token {
+	for _, t := range toks {
+		if t.Significant() {
+			return t
+		}
+	}
+	return sqltext.Token{}
 }
 
 func sqlSig(q string) []sqltext.Token {
@@ -249,8 +325,10 @@ func sqlExtra(sig []sqltext.Token) (bool, string) {
 			return false, "mysql.user holds credentials; not allowed"
 		case t.Kind == sqltext.Punct && t.Text == "(" && next(1).Kind == sqltext.Word && sqlParenStatements[strings.ToUpper(next(1).Text)] && next(2).Text != "(":
 			return false, fmt.Sprintf("%s inside parentheses is not a read-only query", strings.ToUpper(next(1).Text))
-		case t.Kind == sqltext.String && i > 0 && (sig[i-1].IsWord("FROM") || sig[i-1].IsWord("JOIN") || sig[i-1].Text == "," && inFromList(sig[:i])) && looksLikePath(t.Text):
+		case t.Kind == sqltext.String && inFromPosition(sig, i) && looksLikePath(t.Text):
 			return false, fmt.Sprintf("FROM %s reads a file or URL; not allowed", t.Text)
+		case t.Kind == sqltext.Quoted && !strings.HasPrefix(t.Text, "[") && inFromPosition(sig, i) && looksLikeFileName(t.Text[1:max(len(t.Text)-1, 1)]):
+			return false, fmt.Sprintf("FROM %s reads a file or URL (a DuckDB replacement scan); not allowed", t.Text)
 		}
 	}
 	return true, ""
@@ -302,6 +380,32 @@ func inFromList(toks []sqltext.Token) bool {
 	return false
 }
 
+// inFromPosition reports whether sig[i] is a table reference of a FROM or
+// JOIN list.
+func inFromPosition(sig []sqltext.Token, i int) bool {
+	return i > 0 && (sig[i-1].IsWord("FROM") || sig[i-1].IsWord("JOIN") || sig[i-1].Text == "," && inFromList(sig[:i]))
+}
+
+// fileExtensions are the suffixes of files DuckDB's replacement scans read.
+var fileExtensions = []string{".csv", ".tsv", ".parquet", ".json", ".jsonl", ".ndjson", ".txt", ".gz", ".zst",
+	".xlsx", ".arrow", ".avro", ".orc", ".db", ".sqlite", ".duckdb"}
+
+// looksLikeFileName reports whether a quoted table name names a file, glob
+// or URL: FROM "data/x.csv" or FROM "x.parquet" is a replacement scan in
+// DuckDB, FROM "Order Items" is a table.
+func looksLikeFileName(name string) bool {
+	if strings.ContainsAny(name, "/\\*") {
+		return true
+	}
+	lower := strings.ToLower(name)
+	for _, ext := range fileExtensions {
+		if strings.HasSuffix(lower, ext) {
+			return true
+		}
+	}
+	return false
+}
+
 // looksLikePath reports whether a '…' literal names a file, glob or URL.
 func looksLikePath(lit string) bool {
 	return strings.ContainsAny(lit, "/\\*:") || strings.Contains(lit, ".")
@@ -319,6 +423,43 @@ var cypherWriteClauses = map[string]string{
 	"SHOW": "is an administration command", "TERMINATE": "administers transactions", "START": "administers databases",
 	"STOP": "administers databases", "USE": "switches the database", "RENAME": "administers the server",
 	"ENABLE": "administers the server", "DEALLOCATE": "administers the server", "REALLOCATE": "administers the server",
+}
+
+// cypherAdminClauses are the administration keywords of
+// cypherWriteClauses, each followed by a name in a command (START DATABASE
+// x, SHOW INDEXES, USE movies, TERMINATE TRANSACTIONS 'id'). Unlike
+// CREATE (n) or SET n.x = 1, such a word followed by punctuation or by a
+// clause keyword is a variable, as start and stop are in path queries.
+var cypherAdminClauses = map[string]bool{
+	"SHOW": true, "TERMINATE": true, "START": true, "STOP": true, "USE": true, "RENAME": true, "ENABLE": true,
+	"ALTER": true, "GRANT": true, "REVOKE": true, "DENY": true, "DEALLOCATE": true, "REALLOCATE": true,
+}
+
+// cypherAfterVariable are words that follow a variable, never an
+// administration keyword.
+var cypherAfterVariable = map[string]bool{
+	"AS": true, "ORDER": true, "LIMIT": true, "SKIP": true, "OFFSET": true, "WHERE": true, "IS": true, "IN": true,
+	"AND": true, "OR": true, "XOR": true, "STARTS": true, "ENDS": true, "CONTAINS": true, "ASC": true, "DESC": true,
+	"ASCENDING": true, "DESCENDING": true, "RETURN": true, "WITH": true, "MATCH": true, "OPTIONAL": true,
+	"UNION": true, "UNWIND": true,
+}
+
+// cypherVariableAt reports whether the administration keyword at sig[i] is
+// used as a variable: it ends the query, or punctuation follows it
+// ((start:Station), start.name, RETURN start, stop), or a word that only
+// follows an expression (RETURN start ORDER BY …, WHERE stop IS NULL).
+func cypherVariableAt(sig []tok, i int) bool {
+	if i+1 >= len(sig) {
+		return true
+	}
+	n := sig[i+1]
+	switch n.Kind {
+	case tPunct:
+		return true
+	case tWord:
+		return cypherAfterVariable[strings.ToUpper(n.Text)]
+	}
+	return false
 }
 
 // cypherReadProcedures are the procedures a CALL may name; any other is
@@ -400,17 +541,21 @@ func safeCypher(sig []tok) (bool, string) {
 		if up == "TRANSACTIONS" && inTransactions(sig[:i]) {
 			return false, "CALL { … } IN TRANSACTIONS commits in batches; only read-only queries are allowed"
 		}
+		if cypherAdminClauses[up] && cypherVariableAt(sig, i) {
+			continue // MATCH (start:Station)-[*]->(stop:Station) RETURN start, stop
+		}
 		if why, bad := cypherWriteClauses[up]; bad {
 			return false, fmt.Sprintf("%s %s; only read-only queries are allowed", up, why)
 		}
 	}
-	// Functions called without CALL.
+	// Functions called without CALL (`apoc`.load.json(…) and
+	// `apoc.load.json`(…) too).
 	for i := 0; i < len(sig); i++ {
-		if sig[i].Kind != tWord || i > 0 && sig[i-1].p(".") {
+		if _, ok := ident(sig[i]); !ok || i > 0 && sig[i-1].p(".") {
 			continue
 		}
 		name, n := dottedName(sig[i:])
-		if n > 1 && i+n < len(sig) && sig[i+n].p("(") {
+		if strings.Contains(name, ".") && i+n < len(sig) && sig[i+n].p("(") {
 			for _, p := range cypherDangerousFuncs {
 				if strings.HasPrefix(name, p) || name+"." == p {
 					return false, fmt.Sprintf("%s() runs dynamic Cypher, reaches files or the network, or administers; not allowed", name)
@@ -481,17 +626,38 @@ var sparqlUpdate = map[string]bool{
 
 var sparqlForms = map[string]bool{"SELECT": true, "ASK": true, "CONSTRUCT": true, "DESCRIBE": true}
 
+// safeSPARQLReadings checks q under both readings of '<' (lexSPARQLReading).
+func safeSPARQLReadings(q string) (bool, string) {
+	for _, lessThan := range []bool{false, true} {
+		if ok, reason := safeSPARQL(sigToks(lexSPARQLReading(q, lessThan))); !ok {
+			return false, reason
+		}
+	}
+	return true, ""
+}
+
 func safeSPARQL(sig []tok) (bool, string) {
-	depth, forms := 0, 0
+	braces, parens, forms := 0, 0, 0
+	prefixes := map[string]string{} // "ex:" → IRI text without <>
+	base := ""
 	for i, t := range sig {
 		switch {
 		case t.p("{"):
-			depth++
+			braces++
 		case t.p("}"):
-			if depth > 0 {
-				depth--
+			if braces > 0 {
+				braces--
 			}
-		case t.p(";") && depth == 0 && i+1 < len(sig):
+		case t.p("("):
+			parens++
+		case t.p(")"):
+			if parens > 0 {
+				parens--
+			}
+		case t.p(";") && braces == 0 && i+1 < len(sig):
+			if parens > 0 && groupConcatSeparator(sig[i+1:]) {
+				continue // GROUP_CONCAT(?x; SEPARATOR=", ")
+			}
 			return false, "multiple operations are not allowed"
 		case t.Kind == tWord:
 			up := strings.ToUpper(t.Text)
@@ -500,15 +666,21 @@ func safeSPARQL(sig []tok) (bool, string) {
 				return false, fmt.Sprintf("%s is a SPARQL Update operation; only queries are allowed", up)
 			case up == "SERVICE":
 				return false, "SERVICE sends a federated query to another endpoint; not allowed"
+			case up == "PREFIX" && i+2 < len(sig) && sig[i+1].Kind == tPName && sig[i+2].Kind == tIRI:
+				prefixes[sig[i+1].Text] = iriText(sig[i+2])
+			case up == "BASE" && i+1 < len(sig) && sig[i+1].Kind == tIRI:
+				base = resolveIRI(base, iriText(sig[i+1]))
 			case up == "FROM":
 				j := i + 1
 				if j < len(sig) && sig[j].is("NAMED") {
 					j++
 				}
-				if j < len(sig) && sig[j].Kind == tIRI && strings.HasPrefix(strings.ToLower(sig[j].Text), "<file:") {
-					return false, "FROM <file:…> reads a local file; not allowed"
+				if j < len(sig) {
+					if ok, reason := sparqlFromTarget(sig[j], base, prefixes); !ok {
+						return false, reason
+					}
 				}
-			case sparqlForms[up] && depth == 0:
+			case sparqlForms[up] && braces == 0:
 				forms++
 				if forms > 1 {
 					return false, "multiple queries are not allowed"
@@ -518,6 +690,72 @@ func safeSPARQL(sig []tok) (bool, string) {
 	}
 	if forms == 0 {
 		return false, "no SELECT, ASK, CONSTRUCT or DESCRIBE query form"
+	}
+	return true, ""
+}
+
+// groupConcatSeparator reports whether toks, which follow a ';', are
+// GROUP_CONCAT's "SEPARATOR = 'string'" (any case, any spacing).
+func groupConcatSeparator(toks []tok) bool {
+	return len(toks) >= 3 && toks[0].is("SEPARATOR") && toks[1].p("=") && toks[2].Kind == tString
+}
+
+// iriText is the text of an <IRI> token without its brackets.
+func iriText(t tok) string {
+	return strings.TrimSuffix(strings.TrimPrefix(t.Text, "<"), ">")
+}
+
+// hasScheme reports whether iri starts with a scheme (RFC 3986: a letter,
+// then letters, digits, '+', '-' or '.', then ':').
+func hasScheme(iri string) bool {
+	for k := 0; k < len(iri); k++ {
+		c := iri[k]
+		switch {
+		case c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z':
+		case k > 0 && (c >= '0' && c <= '9' || c == '+' || c == '-' || c == '.'):
+		case k > 0 && c == ':':
+			return true
+		default:
+			return false
+		}
+	}
+	return false
+}
+
+// resolveIRI resolves iri against base as far as the scheme goes: an
+// absolute iri is itself; a relative one takes base's scheme (base + iri is
+// enough to tell a file: IRI from an http: one).
+func resolveIRI(base, iri string) string {
+	if hasScheme(iri) || base == "" {
+		return iri
+	}
+	return base + iri
+}
+
+// sparqlFromTarget checks the graph a FROM or FROM NAMED clause names: a
+// file: IRI (directly, through BASE or through a PREFIX) reads a local
+// file, and so does a relative IRI with no BASE, which Jena resolves
+// against its working directory.
+func sparqlFromTarget(t tok, base string, prefixes map[string]string) (bool, string) {
+	var iri string
+	switch t.Kind {
+	case tIRI:
+		iri = resolveIRI(base, iriText(t))
+	case tPName:
+		k := strings.IndexByte(t.Text, ':')
+		ns, ok := prefixes[t.Text[:k+1]]
+		if !ok {
+			return true, "" // an undeclared prefix does not parse
+		}
+		iri = resolveIRI(base, ns+t.Text[k+1:])
+	default:
+		return true, ""
+	}
+	switch {
+	case strings.HasPrefix(strings.ToLower(iri), "file:"):
+		return false, fmt.Sprintf("FROM %s reads a local file (file:…); not allowed", t.Text)
+	case !hasScheme(iri):
+		return false, fmt.Sprintf("FROM %s is a relative IRI, which an engine may resolve to a local file; not allowed", t.Text)
 	}
 	return true, ""
 }

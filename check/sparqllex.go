@@ -10,12 +10,34 @@ import (
 // ”'…”' """…""" strings with backslash escapes, # comments to the end of
 // the line, numbers, words and single-character punctuation. It never
 // fails: unterminated strings run to the end of the input.
-func lexSPARQL(s string) []tok {
+//
+// A '<' that can start an IRIREF is one, as the grammar's longest-match
+// tokenizer (Jena) reads it: HAVING(?n<1);CLEAR#> is an IRI in the middle.
+func lexSPARQL(s string) []tok { return lexSPARQLReading(s, false) }
+
+// lexSPARQLReading is lexSPARQL with a choice for '<'. With lessThan, a '<'
+// inside parentheses right after a term (?v, a literal, a number, an IRI, a
+// prefixed name or ')') is the less-than operator when the IRIREF it could
+// start holds a ';', as a parser that reads operators in expression context
+// (Oxigraph's) sees it: HAVING(?n<1);CLEAR#> is then "?n < 1", ";", CLEAR
+// and a comment. Safety checks both readings.
+func lexSPARQLReading(s string, lessThan bool) []tok {
 	var toks []tok
-	i := 0
+	i, parens := 0, 0
+	var last tok // the last significant token
 	emit := func(k tokKind, end int) {
-		toks = append(toks, tok{Kind: k, Text: s[i:end], Pos: i})
+		t := tok{Kind: k, Text: s[i:end], Pos: i}
+		toks = append(toks, t)
 		i = end
+		if t.sig() {
+			last = t
+		}
+		switch {
+		case t.p("("):
+			parens++
+		case t.p(")") && parens > 0:
+			parens--
+		}
 	}
 	for i < len(s) {
 		c := s[i]
@@ -35,7 +57,7 @@ func lexSPARQL(s string) []tok {
 				emit(tComment, i+j)
 			}
 		case c == '<':
-			if end, ok := iriEnd(s, i); ok {
+			if end, ok := iriEnd(s, i); ok && !(lessThan && parens > 0 && afterTerm(last) && strings.IndexByte(s[i:end], ';') >= 0) {
 				emit(tIRI, end)
 			} else {
 				emit(tPunct, i+1)
@@ -96,6 +118,16 @@ func lexSPARQL(s string) []tok {
 		}
 	}
 	return toks
+}
+
+// afterTerm reports whether t ends an operand: a '<' after it in an
+// expression is the less-than operator.
+func afterTerm(t tok) bool {
+	switch t.Kind {
+	case tParam, tString, tNumber, tIRI, tPName:
+		return true
+	}
+	return t.p(")")
 }
 
 // iriEnd returns the end of an IRIREF starting at s[i] = '<'.
