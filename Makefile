@@ -4,7 +4,7 @@ PKGS     ?= ./...
 VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo 0.1.0-dev)
 LDFLAGS  := -X main.version=$(VERSION)
 
-.PHONY: help build test test-short bench check deps fmt docs
+.PHONY: help build test test-short bench check deps fmt docs readme-check
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN{FS=":.*## "}{printf "  %-12s %s\n", $$1, $$2}'
@@ -18,6 +18,9 @@ deps: ## install what the tests need on a fresh Debian machine (idempotent)
 test: deps ## install test dependencies, then run every test with the race detector
 	$(GO) vet $(PKGS)
 	$(GO) test -race -shuffle=on -timeout 45m $(PKGS)
+
+readme-check: ## run every README.md command as printed on a fresh clone of HEAD (READMECHECK_FLAGS=--skip-make-test)
+	bash scripts/readme-check.sh $(READMECHECK_FLAGS)
 
 test-short: ## quick tests without the race detector
 	$(GO) test -short $(PKGS)

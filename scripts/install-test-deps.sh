@@ -13,6 +13,7 @@ need_apt=()
 if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then need_apt+=(postgresql); fi
 if ! /usr/bin/python3 -c 'import pandas' >/dev/null 2>&1 || ! command -v bwrap >/dev/null; then need_apt+=(python3-pandas bubblewrap); fi # pandas engine: Debian's pandas for /usr/bin/python3, bubblewrap sandbox
 if ! command -v xmllint >/dev/null; then need_apt+=(libxml2-utils); fi # junit: -junit output is checked against its XSD with xmllint
+if ! command -v chromium >/dev/null; then need_apt+=(chromium); fi # report: report.html is rendered in headless Chromium (cmd/evalflow/report_test.go)
 if ((${#need_apt[@]})); then
   if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; else SUDO=; fi
   $SUDO apt-get update -qq
@@ -44,3 +45,11 @@ go mod download
 # FalkorDB (Cypher engine tests): valkey-server from bookworm-backports and
 # the pinned falkordb.so module (engine/cypher/falkordb-npm).
 bash "$(dirname "$0")/falkordb-server.sh" install
+
+# docs/output.md's polars code, checked by examples/output_docs_test.go with
+# nodejs-polars (the Rust Parquet reader of Python polars, which Debian 12
+# does not package): pinned by examples/testdata/readers-npm/package-lock.json.
+readers="$(cd "$(dirname "$0")/.." && pwd)/examples/testdata/readers-npm"
+if [ ! -f "$readers/node_modules/nodejs-polars/package.json" ] || [ "$readers/package-lock.json" -nt "$readers/node_modules/.package-lock.json" ]; then
+  npm ci --prefix "$readers" --no-audit --no-fund --loglevel=error
+fi
