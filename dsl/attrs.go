@@ -22,9 +22,10 @@ type Attrs struct {
 }
 
 // DecodeAttrs decodes body with schema (unknown attributes get "did you
-// mean" from HCL itself).
+// mean" from HCL itself, and the valid names from explainUnknownNames).
 func DecodeAttrs(body hcl.Body, schema *hcl.BodySchema, ctx *hcl.EvalContext, declRange hcl.Range) *Attrs {
 	content, diags := body.Content(schema)
+	explainUnknownNames(diags, schema)
 	if content == nil {
 		content = &hcl.BodyContent{Attributes: hcl.Attributes{}}
 	}

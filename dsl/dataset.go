@@ -38,8 +38,11 @@ type Dataset struct {
 	DefaultDB string
 	// Explicit holds the attributes among format, id, question, gold and db
 	// that the block sets itself (by attribute name); nil when it sets none.
-	Explicit  map[string]bool
-	DeclRange hcl.Range
+	Explicit map[string]bool
+	// SourceRange is the source attribute's expression, for diagnostics
+	// about the file it names.
+	SourceRange hcl.Range
+	DeclRange   hcl.Range
 }
 
 var datasetBlockSchema = &hcl.BodySchema{
@@ -66,10 +69,14 @@ func FormatOf(path string) string {
 	return ""
 }
 
-func decodeDatasetBlock(block *hcl.Block, ctx *hcl.EvalContext) (*Dataset, hcl.Diagnostics) {
+func decodeDatasetBlock(block *hcl.Block, ctx *hcl.EvalContext, vars map[string]*Variable) (*Dataset, hcl.Diagnostics) {
 	a := DecodeAttrs(block.Body, datasetBlockSchema, ctx, block.DefRange)
 	ds := &Dataset{Name: block.Labels[0], DeclRange: block.DefRange}
 	ds.Source = a.String("source", "")
+	ds.SourceRange = block.DefRange
+	if e := a.Expr("source"); e != nil {
+		ds.SourceRange = e.Range()
+	}
 	ds.Format = a.String("format", FormatOf(ds.Source))
 	ds.ID = a.String("id", "id")
 	ds.Question = a.String("question", "question")
@@ -98,8 +105,7 @@ func decodeDatasetBlock(block *hcl.Block, ctx *hcl.EvalContext) (*Dataset, hcl.D
 		a.Diags = append(a.Diags, errorf(&rng, "Unknown dataset format",
 			"Cannot tell the format of %q from its extension; set format to one of %s.", ds.Source, strings.Join(Formats, ", ")))
 	} else if ds.Format != "" && !contains(Formats, ds.Format) && a.Expr("format") != nil {
-		a.Diags = append(a.Diags, errorf(a.Expr("format").Range().Ptr(), "Unknown dataset format",
-			"%q is not a dataset format; use one of %s.%s", ds.Format, strings.Join(Formats, ", "), didYouMean(ds.Format, Formats)))
+		a.Diags = append(a.Diags, InvalidChoice(vars, a.Expr("format"), block.DefRange, "Unknown dataset format", "a dataset format", ds.Format, Formats))
 	}
 	return ds, a.Diags
 }

@@ -31,7 +31,8 @@ type Engine struct {
 	Concurrency int
 	// Options are the kind-specific attributes (evaluated, Go values).
 	Options   map[string]any
-	KindRange hcl.Range // the kind attribute, or the block label
+	KindRange hcl.Range      // the kind attribute, or the block label
+	KindExpr  hcl.Expression // the kind attribute's expression; nil when the label gives the kind
 	DeclRange hcl.Range
 }
 
@@ -51,7 +52,7 @@ func decodeEngineBlock(block *hcl.Block, ctx *hcl.EvalContext) (*Engine, hcl.Dia
 	e.Kind = a.String("kind", e.Name)
 	e.KindRange = block.LabelRanges[0]
 	if k := a.Expr("kind"); k != nil {
-		e.KindRange = k.Range()
+		e.KindRange, e.KindExpr = k.Range(), k
 	}
 	e.Path = a.Expr("path")
 	e.Root = a.Expr("root")

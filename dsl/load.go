@@ -144,6 +144,7 @@ func Load(path string, opts LoadOptions) (*Pipeline, hcl.Diagnostics) {
 	var blocks hcl.Blocks
 	for _, b := range bodies {
 		content, d := b.Content(rootSchema)
+		explainUnknownNames(d, rootSchema)
 		diags = append(diags, d...)
 		blocks = append(blocks, content.Blocks...)
 	}
@@ -220,7 +221,7 @@ func Load(path string, opts LoadOptions) (*Pipeline, hcl.Diagnostics) {
 	}
 	diags = append(diags, p.evalLocals()...)
 	if diags.HasErrors() {
-		return p, diags
+		return p, ExplainDiagnostics(diags)
 	}
 
 	// Declare names before decoding bodies, so references in any order work.
@@ -253,7 +254,7 @@ func Load(path string, opts LoadOptions) (*Pipeline, hcl.Diagnostics) {
 		switch b.Type {
 		case "dataset":
 			var ds *Dataset
-			ds, d = decodeDatasetBlock(b, p.ctx)
+			ds, d = decodeDatasetBlock(b, p.ctx, p.Variables)
 			if ds != nil {
 				if ds.Source != "" && !filepath.IsAbs(ds.Source) {
 					ds.Source = filepath.Join(p.Dir, ds.Source)
@@ -274,7 +275,7 @@ func Load(path string, opts LoadOptions) (*Pipeline, hcl.Diagnostics) {
 			}
 		case "sink":
 			var s *Sink
-			s, d = decodeSinkBlock(b, p.ctx)
+			s, d = decodeSinkBlock(b, p.ctx, p.Variables)
 			if s != nil {
 				p.Sinks = append(p.Sinks, s)
 			}
@@ -282,7 +283,7 @@ func Load(path string, opts LoadOptions) (*Pipeline, hcl.Diagnostics) {
 		diags = append(diags, d...)
 	}
 	diags = append(diags, p.checkReferences(names)...)
-	return p, diags
+	return p, ExplainDiagnostics(diags)
 }
 
 func duplicate(kind, name string, rng, prev hcl.Range) *hcl.Diagnostic {

@@ -65,7 +65,7 @@ func modelBlockSchema() *hcl.BodySchema {
 	return s
 }
 
-func decodeModelBlock(block *hcl.Block, ctx *hcl.EvalContext) (*Model, hcl.Diagnostics) {
+func decodeModelBlock(block *hcl.Block, ctx *hcl.EvalContext, vars map[string]*Variable) (*Model, hcl.Diagnostics) {
 	a := DecodeAttrs(block.Body, modelBlockSchema(), ctx, block.DefRange)
 	m := &Model{Name: block.Labels[0], DeclRange: block.DefRange}
 	obj := map[string]cty.Value{"name": cty.StringVal(m.Name), "block": cty.StringVal("model")}
@@ -81,9 +81,9 @@ func decodeModelBlock(block *hcl.Block, ctx *hcl.EvalContext) (*Model, hcl.Diagn
 	}
 	m.Provider = a.String("provider", "openai")
 	if !contains(ModelProviders, m.Provider) {
-		a.Diags = append(a.Diags, errorf(a.Expr("provider").Range().Ptr(), "Unknown model provider",
-			"%q is not a provider; use one of %s (openai also covers OpenAI-compatible servers through base_url).%s",
-			m.Provider, strings.Join(ModelProviders, ", "), didYouMean(m.Provider, ModelProviders)))
+		d := InvalidChoice(vars, a.Expr("provider"), block.DefRange, "Unknown model provider", "a provider", m.Provider, ModelProviders)
+		d.Detail += " openai also covers OpenAI-compatible servers through base_url."
+		a.Diags = append(a.Diags, d)
 	}
 	checkRange := func(name string, lo, hi float64) {
 		if v, ok := obj[name]; ok && !v.IsNull() {
@@ -133,7 +133,7 @@ func (p *Pipeline) decodeModels(blocks hcl.Blocks) hcl.Diagnostics {
 			continue
 		}
 		seen[name] = b.DefRange
-		m, d := decodeModelBlock(b, p.ctx)
+		m, d := decodeModelBlock(b, p.ctx, p.Variables)
 		diags = append(diags, d...)
 		// A relative cache_dir is relative to the pipeline, like every path.
 		if v, ok := m.Value.AsValueMap()["cache_dir"]; ok && !v.IsNull() && v.AsString() != "" && !filepath.IsAbs(v.AsString()) {

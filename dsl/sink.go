@@ -1,14 +1,12 @@
 package dsl
 
 import (
-	"strings"
-
 	"github.com/hashicorp/hcl/v2"
 )
 
 // Sink is an extra output besides the run directory's standard files:
 //
-// kind "qas_jsonl" writes seed 004's evaluation-results.jsonl lines (one per
+// kind "qas_jsonl" writes the QAS Evaluation System's evaluation-results.jsonl lines (one per
 // item, from the QAS components) instead of a table:
 //
 //	sink "qas" {
@@ -37,6 +35,8 @@ type Sink struct {
 	// KindRange, PathRange and TableRange locate the attributes (or the
 	// block label) for the planner's checks against the sink kind registry.
 	KindRange, PathRange, TableRange hcl.Range
+	// KindExpr is the kind attribute's expression (nil: the label).
+	KindExpr hcl.Expression
 }
 
 // SinkTables are the tables a sink may write. Sink kinds resolve through
@@ -48,7 +48,7 @@ var sinkBlockSchema = &hcl.BodySchema{
 		{Name: "agent"}, {Name: "difficulty"}, {Name: "options"}},
 }
 
-func decodeSinkBlock(block *hcl.Block, ctx *hcl.EvalContext) (*Sink, hcl.Diagnostics) {
+func decodeSinkBlock(block *hcl.Block, ctx *hcl.EvalContext, vars map[string]*Variable) (*Sink, hcl.Diagnostics) {
 	a := DecodeAttrs(block.Body, sinkBlockSchema, ctx, block.DefRange)
 	s := &Sink{Name: block.Labels[0], DeclRange: block.DefRange}
 	s.Kind = a.String("kind", s.Name)
@@ -63,7 +63,7 @@ func decodeSinkBlock(block *hcl.Block, ctx *hcl.EvalContext) (*Sink, hcl.Diagnos
 	}
 	s.KindRange, s.PathRange, s.TableRange = block.LabelRanges[0], block.DefRange, block.DefRange
 	if e := a.Expr("kind"); e != nil {
-		s.KindRange = e.Range()
+		s.KindRange, s.KindExpr = e.Range(), e
 	}
 	if e := a.Expr("path"); e != nil {
 		s.PathRange = e.Range()
@@ -72,8 +72,7 @@ func decodeSinkBlock(block *hcl.Block, ctx *hcl.EvalContext) (*Sink, hcl.Diagnos
 		s.TableRange = e.Range()
 	}
 	if !contains(SinkTables, s.Table) {
-		a.Diags = append(a.Diags, errorf(a.Expr("table").Range().Ptr(), "Unknown sink table",
-			"%q is not a table; use one of %s.%s", s.Table, strings.Join(SinkTables, ", "), didYouMean(s.Table, SinkTables)))
+		a.Diags = append(a.Diags, InvalidChoice(vars, a.Expr("table"), s.TableRange, "Unknown sink table", "a table", s.Table, SinkTables))
 	}
 	return s, a.Diags
 }

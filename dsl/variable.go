@@ -18,15 +18,21 @@ import (
 // ("default", "env EVALFLOW_VAR_x", "-var-file f.hcl", "-var"), and the run
 // manifest records both.
 type Variable struct {
-	Name        string
-	Type        cty.Type
-	Default     cty.Value // cty.NilVal when the variable is required
-	Description string
-	Validations []*VariableValidation
-	DeclRange   hcl.Range
+	Name    string
+	Type    cty.Type
+	Default cty.Value // cty.NilVal when the variable is required
+	// DefaultRange is the default's expression.
+	DefaultRange hcl.Range
+	Description  string
+	Validations  []*VariableValidation
+	DeclRange    hcl.Range
 
 	Value  cty.Value
 	Source string
+	// ValueRange is where Value was written: the default's expression, the
+	// -var-file attribute, or the made-up file of a -var or EVALFLOW_VAR_
+	// value ("<value for var.NAME from -var>").
+	ValueRange hcl.Range
 }
 
 // VariableValidation is a validation block: Condition must be true for the
@@ -60,6 +66,7 @@ func decodeVariableBlock(block *hcl.Block) (*Variable, hcl.Diagnostics) {
 			"A variable name must start with a letter and contain only letters, digits, underscores and dashes.")}
 	}
 	content, diags := block.Body.Content(variableBlockSchema)
+	explainUnknownNames(diags, variableBlockSchema)
 	if attr, ok := content.Attributes["type"]; ok {
 		ty, tdiags := typeexpr.TypeConstraint(attr.Expr)
 		diags = append(diags, tdiags...)
@@ -83,12 +90,13 @@ func decodeVariableBlock(block *hcl.Block) (*Variable, hcl.Diagnostics) {
 				diags = append(diags, errorf(attr.Expr.Range().Ptr(), "Invalid default value for variable",
 					"The default for var.%s does not match its type %s: %s.", v.Name, typeName(v.Type), err))
 			} else {
-				v.Default = conv
+				v.Default, v.DefaultRange = conv, attr.Expr.Range()
 			}
 		}
 	}
 	for _, b := range content.Blocks {
 		vc, d := b.Body.Content(validationBlockSchema)
+		explainUnknownNames(d, validationBlockSchema)
 		diags = append(diags, d...)
 		if d.HasErrors() {
 			continue
@@ -211,13 +219,16 @@ func resolveVariables(vars map[string]*Variable, opts LoadOptions, cell []CellVa
 				"The value for var.%s from %s does not match its type %s: %s.", v.Name, source, typeName(v.Type), err))
 			return
 		}
-		v.Value, v.Source = conv, source
+		v.Value, v.Source, v.ValueRange = conv, source, *rng
+		if v.ValueRange.Start.Line == 0 { // a made-up file: its value starts at 1:1
+			v.ValueRange.Start, v.ValueRange.End = hcl.InitialPos, hcl.InitialPos
+		}
 	}
 
 	for _, n := range names {
 		v := vars[n]
 		if v.Default != cty.NilVal {
-			v.Value, v.Source = v.Default, "default"
+			v.Value, v.Source, v.ValueRange = v.Default, "default", v.DefaultRange
 		}
 	}
 	env := opts.Env
@@ -324,7 +335,7 @@ func checkValidations(vars map[string]*Variable, ctx func(v *Variable) *hcl.Eval
 				text = msg.AsString()
 			}
 			diags = append(diags, errorf(val.Condition.Range().Ptr(), "Invalid value for variable",
-				"%s (var.%s = %s from %s). This was checked by the validation rule here.", text, n, ctyString(v.Value), v.Source))
+				"%s (var.%s = %s from %s).%s This was checked by the validation rule here.", text, n, ctyString(v.Value), v.Source, containsHint(val.Condition, n, v.Value)))
 		}
 	}
 	return diags
@@ -346,4 +357,32 @@ func ctyString(v cty.Value) string {
 		return v.GoString()
 	}
 	return string(b)
+}
+
+// containsHint is " Did you mean X?" for a rule of the form contains([...],
+// var.NAME) that rejected a string close to one of the listed values.
+func containsHint(cond hcl.Expression, name string, val cty.Value) string {
+	call, ok := cond.(*hclsyntax.FunctionCallExpr)
+	if !ok || call.Name != "contains" || len(call.Args) != 2 || val.IsNull() || !val.IsKnown() || val.Type() != cty.String {
+		return ""
+	}
+	trav, d := hcl.AbsTraversalForExpr(call.Args[1])
+	if d.HasErrors() || len(trav) != 2 || trav.RootName() != "var" {
+		return ""
+	}
+	if a, ok := trav[1].(hcl.TraverseAttr); !ok || a.Name != name {
+		return ""
+	}
+	list, d := call.Args[0].Value(nil)
+	if d.HasErrors() || !list.CanIterateElements() {
+		return ""
+	}
+	var valid []string
+	for it := list.ElementIterator(); it.Next(); {
+		_, e := it.Element()
+		if e.IsKnown() && !e.IsNull() && e.Type() == cty.String {
+			valid = append(valid, e.AsString())
+		}
+	}
+	return didYouMean(val.AsString(), valid)
 }

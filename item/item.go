@@ -156,8 +156,8 @@ func (s *Sample) Final() *Attempt {
 }
 
 // Score is one metric value for an item. Err is set (and Value is 0) when the
-// metric failed on this item; other metrics are unaffected (seed 001
-// MC-REQ-07).
+// metric failed on this item; other metrics are unaffected
+// (metric-calculators, “Error Reporting” requirement).
 type Score struct {
 	Name  string
 	Value float64

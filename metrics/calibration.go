@@ -1,6 +1,7 @@
 package metrics
 
-// Confidence calibration (seed 001 MC-REQ-05), a dataset metric.
+// Confidence calibration (metric-calculators, “Confidence Calibration
+// Metric” requirement), a dataset metric.
 //
 // Each record has a confidence level (high, medium, low; or a number in
 // [0,1] bucketed at high_from and medium_from) and a correctness in [0,1]
@@ -221,7 +222,7 @@ func (a *calibrationAcc) Scores() []item.Score {
 var calibrationInfo = Info{
 	Name:        "calibration",
 	Description: "How well the high/medium/low confidence levels predict correctness: (1 − ECE) × discrimination.",
-	Reference:   "seed 001 MC-REQ-05 (formula documented in docs/metrics.md)",
+	Reference:   "*metric-calculators*, “Confidence Calibration Metric” requirement (formula documented in docs/metrics.md)",
 	Inputs:      "item field confidence; Record.Final().Match or the item score named by correctness",
 	Range:       "[0,1]; null under min_cases records",
 }

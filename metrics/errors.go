@@ -1,6 +1,7 @@
 package metrics
 
-// Error reporting for failed metrics (seed 001 MC-REQ-07): a metric that
+// Error reporting for failed metrics (metric-calculators, “Error Reporting”
+// requirement): a metric that
 // cannot compute returns Failed(name, err), value 0 with the error text,
 // and the other metrics of the item go on. MetricError carries what the
 // seed asks the report to include: the metric, its input data and the cause.

@@ -237,6 +237,84 @@ func exPred(ctx context.Context, p Profile, in Input, a *item.Attempt) (*table.T
 	return in.Exec(ctx, exec)
 }
 
+// exTestSuitePred returns the result test-suite's eval_exec_match would
+// compare for attempt a, or the error that makes test-suite score it 0.
+// test-suite never runs the raw prediction: it runs the rewritten text
+// (PreparePred), whatever happened to the raw one here. So under a
+// test-suite profile the attempt's own status (a syntax error, a safety
+// refusal, a schema-check failure, all kept on the attempt) does not
+// decide the verdict:
+//
+//   - no query (generation failed, empty text, a panic): 0;
+//   - the text has a statement after its first one: 0, as Python's sqlite3
+//     refuses it ("You can only execute one statement at a time.") before
+//     running anything; only whitespace and comments may follow the first
+//     ';' (pyOneStatement);
+//   - the text holds no statement at all (";" is what remove_distinct keeps
+//     of ";SELECT 1"): an empty result, as sqlite3 returns;
+//   - the text is the one the execute stage ran: its outcome is reused;
+//   - a text that is not one read-only query (sqltext.ReadOnly) is never
+//     executed: 0 (test-suite would run a write on the database file);
+//   - otherwise the text runs through in.Exec (the score stage's engine,
+//     read-only).
+func exTestSuitePred(ctx context.Context, p Profile, in Input, a *item.Attempt) (*table.Table, error) {
+	switch a.ErrorClass {
+	case item.ClassGeneration, item.ClassPanic, item.ClassCancelled:
+		return nil, fmt.Errorf("no query to run (%s): %s", a.ErrorClass, a.ErrorMessage)
+	}
+	if strings.TrimSpace(a.Query) == "" {
+		return nil, errors.New("the prediction is empty")
+	}
+	text := p.PreparePred(a.Query)
+	if err := pyOneStatement(text); err != nil {
+		return nil, err
+	}
+	if sqltext.Empty(text) {
+		return &table.Table{}, nil
+	}
+	if text == a.Query && a.Executed {
+		if a.Failed() {
+			return nil, fmt.Errorf("%s: %s", a.ErrorClass, a.ErrorMessage)
+		}
+		return a.Result, nil
+	}
+	if ok, reason := sqltext.ReadOnly(text); !ok {
+		return nil, fmt.Errorf("not run: %s (evalflow executes only read-only queries)", reason)
+	}
+	if in.Exec == nil {
+		return nil, errNeedsExec
+	}
+	return in.Exec(ctx, text)
+}
+
+// errSeveralStatements is Python sqlite3's refusal of a text with more
+// than one statement (cursor.execute prepares the first and refuses when
+// anything but whitespace and comments follows it).
+var errSeveralStatements = errors.New(`several statements: Python's sqlite3, which test-suite runs the query with, refuses them ("You can only execute one statement at a time.")`)
+
+// pyOneStatement reports errSeveralStatements when cursor.execute would
+// refuse text: SQLite skips leading ';' (empty statements) and prepares
+// the first statement up to its ';'; after it only whitespace and comments
+// may follow, so "SELECT 1;;" is refused and "SELECT 1; -- x" is not.
+func pyOneStatement(text string) error {
+	started, ended := false, false
+	for _, t := range sqltext.Lex(text) {
+		if !t.Significant() {
+			continue
+		}
+		semi := t.Kind == sqltext.Punct && t.Text == ";"
+		switch {
+		case ended:
+			return errSeveralStatements
+		case semi && started:
+			ended = true
+		case !semi:
+			started = true
+		}
+	}
+	return nil
+}
+
 type exMetric struct {
 	p       Profile
 	tol     Tolerance
@@ -253,7 +331,7 @@ func newEX(o Options) (ItemMetric, error) {
 	}
 	p, ok := LookupProfile(name)
 	if !ok {
-		return nil, fmt.Errorf("unknown compare profile %q; known profiles: %s", name, strings.Join(ProfileNames(), ", "))
+		return nil, &ChoiceError{Option: "compare", Value: name, What: "a compare profile", Valid: ProfileNames()}
 	}
 	m := &exMetric{p: p}
 	if m.tol, err = exToleranceOption(o); err != nil {
@@ -268,7 +346,7 @@ func newEX(o Options) (ItemMetric, error) {
 		case "set":
 			m.p.Semantics = Set
 		default:
-			return nil, fmt.Errorf(`option "semantics" must be "bag" or "set", got %q`, s)
+			return nil, &ChoiceError{Option: "semantics", Value: s, What: "a row semantics", Valid: []string{"bag", "set"}}
 		}
 	}
 	if s, err := o.String("order", ""); err != nil {
@@ -281,7 +359,7 @@ func newEX(o Options) (ItemMetric, error) {
 			}
 		}
 		if !found {
-			return nil, fmt.Errorf(`option "order" must be one of %s, got %q`, strings.Join(rowOrderNames[:], ", "), s)
+			return nil, &ChoiceError{Option: "order", Value: s, What: "a row order", Valid: rowOrderNames[:]}
 		}
 	}
 	if m.p.Permute, err = o.Bool("permutations", m.p.Permute); err != nil {
@@ -312,7 +390,7 @@ func (m *exMetric) Info() Info { return exInfo }
 var exInfo = Info{
 	Name:        "ex",
 	Description: "Execution match: the prediction's result equals the gold's under a comparison profile (evalflow, testsuite, testsuite_keep_distinct, bird).",
-	Reference:   "Spider/test-suite-sql-eval exec_eval.py, BIRD mini_dev evaluation_ex.py; seed 000 §2",
+	Reference:   "Spider/test-suite-sql-eval exec_eval.py, BIRD mini_dev evaluation_ex.py; *Metrics Reference Documentation*, “2. Execution Accuracy (Spider/BIRD)”",
 	Inputs:      "gold result, every executed attempt's result (sets Attempt.Match); score from sample 0's final attempt",
 	Range:       "{0,1}",
 }
@@ -344,6 +422,18 @@ func (m *exMetric) Score(ctx context.Context, in Input) item.Score {
 				return Failed(exInfo.Name, err)
 			}
 			switch {
+			case m.p.TestSuiteRewrite && (a.Failed() || a.Executed):
+				// test-suite's path: its own text, whatever the attempt's
+				// status (exTestSuitePred).
+				pred, err := exTestSuitePred(ctx, m.p, in, a)
+				switch {
+				case errors.Is(err, errNeedsExec):
+					return Failed(exInfo.Name, err)
+				case err != nil:
+					exSetMatch(a, false)
+				default:
+					exSetMatch(a, CompareTables(gold, pred, opts).Match)
+				}
 			case a.Failed():
 				exSetMatch(a, false)
 			case a.Executed:

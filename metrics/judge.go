@@ -1,7 +1,7 @@
 package metrics
 
-// The exact-match shortcut of seed 001's LLM-judge query correctness
-// (MC-REQ-01): identical queries score 1.0 with the reasoning "Queries are
+// The exact-match shortcut of metric-calculators' LLM-judge query correctness
+// (“Query Correctness Metric” requirement): identical queries score 1.0 with the reasoning "Queries are
 // identical" and no model call. JudgeShortcut is what the LLM judge calls
 // first; query_exact_match is the shortcut alone as a metric (1 or 0).
 //
@@ -94,7 +94,7 @@ func (m exactMatchMetric) Score(_ context.Context, in Input) item.Score {
 var exactMatchInfo = Info{
 	Name:        "query_exact_match",
 	Description: "Whether the final query equals the gold query after whitespace/semicolon normalisation (the LLM judge's shortcut).",
-	Reference:   "seed 001 MC-REQ-01 (exact-match scenario)",
+	Reference:   "*metric-calculators*, “Query Correctness Metric” requirement, scenario “Score exact match”",
 	Inputs:      "Record.Final().Query, Record.Item.Gold",
 	Range:       "{0,1}",
 }

@@ -1,7 +1,8 @@
 package metrics
 
-// Seed 000 §3–4: KG Valid@1/@k, Refinement Gain and Recovery Rate, read from
-// the attempts of sample 0 (docs/metrics-seeds-000-001.md).
+// Metrics Reference Documentation, “3. KG Valid Metrics” and “4. Self-Refine
+// Metrics”: KG Valid@1/@k, Refinement Gain and Recovery Rate, read from
+// the attempts of sample 0 (docs/metrics.md).
 //
 // KG validity is structural: an attempt is KG-invalid when it ended in a
 // syntax or schema error (CyVer's properties validator reports into the
@@ -9,7 +10,7 @@ package metrics
 // schema or properties below 1 (kg-axel requires every validator's score to
 // be 1.0; a null properties score — no property accessed — does not count
 // against it); a safety, execution or timeout error does not make it
-// invalid (seed 000: "EXECUTION_ERROR tidak termasuk dalam KG Valid"). An
+// invalid (Metrics Reference Documentation: "EXECUTION_ERROR tidak termasuk dalam KG Valid"). An
 // attempt neither validated nor executed has no verdict.
 //
 // Pass@1 and Pass@k per item are the execution-match verdicts
@@ -51,7 +52,7 @@ func attemptOption(o Options, def string) (string, error) {
 		return "", err
 	}
 	if a != AttemptFirst && a != AttemptFinal {
-		return "", fmt.Errorf("option \"attempt\" must be %q or %q, got %q", AttemptFirst, AttemptFinal, a)
+		return "", fmt.Errorf("%w", &ChoiceError{Option: "attempt", Value: a, What: "an attempt", Valid: []string{AttemptFirst, AttemptFinal}})
 	}
 	return a, nil
 }
@@ -131,7 +132,7 @@ func (refinementGainMetric) Score(_ context.Context, in Input) item.Score {
 	return item.Score{Name: refinementGainInfo.Name, Value: b2f(pk) - b2f(p1)}
 }
 
-// RecoveryRate is seed 000's recovered / initially failed over items with a
+// RecoveryRate is the Metrics Reference Documentation's recovered / initially failed over items with a
 // verdict, where recovered means Pass@1 false and Pass@k true. It returns 0
 // when no item initially failed, as the seed's code does.
 func RecoveryRate(records []*item.Record) (rate float64, recovered, initiallyFailed, skipped int) {
@@ -196,28 +197,28 @@ var (
 	kgValid1Info = Info{
 		Name:        "kg_valid_at_1",
 		Description: "Whether the first attempt is structurally valid: no syntax, schema or properties error.",
-		Reference:   "seed 000 §3 (kg-axel; CyVer syntax/schema/properties validators)",
+		Reference:   "*Metrics Reference Documentation*, “3. KG Valid Metrics (kg-axel)” (CyVer syntax/schema/properties validators)",
 		Inputs:      "Samples[0].Attempts[0]: ErrorClass, Validated, Executed, SyntaxValid, SchemaScore, PropertiesScore",
 		Range:       "{0,1}; the dataset mean is the KG Valid@1 rate",
 	}
 	kgValidKInfo = Info{
 		Name:        "kg_valid_at_k",
 		Description: "Whether the final attempt after refinement is structurally valid.",
-		Reference:   "seed 000 §3 (kg-axel; CyVer syntax/schema/properties validators)",
+		Reference:   "*Metrics Reference Documentation*, “3. KG Valid Metrics (kg-axel)” (CyVer syntax/schema/properties validators)",
 		Inputs:      "Record.Final(): ErrorClass, Validated, Executed, SyntaxValid, SchemaScore, PropertiesScore",
 		Range:       "{0,1}; the dataset mean is the KG Valid@k rate",
 	}
 	refinementGainInfo = Info{
 		Name:        "refinement_gain",
 		Description: "Pass@k minus Pass@1 of sample 0: 1 when refinement fixed the item, 0 otherwise.",
-		Reference:   "seed 000 §4.1 (Self-Refine, Madaan et al. 2023)",
+		Reference:   "*Metrics Reference Documentation*, “4.1 Refinement Gain (Self-Refine Δ)” (Madaan et al. 2023)",
 		Inputs:      "Samples[0].Attempts[*].Match",
 		Range:       "{-1,0,1}; the dataset mean is Pass@k rate minus Pass@1 rate",
 	}
 	recoveryRateInfo = Info{
 		Name:        "recovery_rate",
 		Description: "Share of items failing at Pass@1 that refinement recovered (Pass@k).",
-		Reference:   "seed 000 §4.2 (Self-Refine, Madaan et al. 2023)",
+		Reference:   "*Metrics Reference Documentation*, “4.2 Recovery Rate” (Self-Refine, Madaan et al. 2023)",
 		Inputs:      "Samples[0].Attempts[*].Match of every record",
 		Range:       "[0,1] (or [0,100] with percent = true); 0 when nothing initially failed",
 	}

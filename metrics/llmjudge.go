@@ -1,7 +1,8 @@
 package metrics
 
-// LLM-judge metrics: seed 001's query correctness (MC-REQ-01, -06, -07) and
-// seed 004's QAS semantic similarity. They are the metrics package's only
+// LLM-judge metrics: metric-calculators' query correctness (requirements
+// “Query Correctness Metric”, “Result Caching”, “Error Reporting”) and the
+// QAS Evaluation System's semantic similarity. They are the metrics package's only
 // model callers, and they call through package llm, which owns limits,
 // retries and the response cache:
 //
@@ -18,7 +19,7 @@ package metrics
 // are memoised in memory by the SHA-256 of the (generated, expected) pair
 // and cached on disk with the response cache, so a repeated run makes no
 // call. A judge that takes longer than timeout (30 s) yields 0.0 with the
-// error "LLM judge timeout" (MC-REQ-07); other failures yield 0.0 with
+// error "LLM judge timeout" (“Error Reporting” requirement); other failures yield 0.0 with
 // their error; neither is cached.
 //
 // qas_semantic: the judge's 0–1 similarity with an explanation; identical
@@ -26,7 +27,7 @@ package metrics
 //
 // Both implement LLMJudgeAsync: the score stage starts them before the
 // deterministic metrics of the same item, which run while the judge waits
-// for the model (MC-REQ-08).
+// for the model (“Performance Requirements”).
 
 import (
 	"context"
@@ -54,7 +55,7 @@ type LLMJudgeAsync interface {
 	Async() bool
 }
 
-// LLMJudgeTimeout is the default bound on one judge verdict (MC-REQ-07).
+// LLMJudgeTimeout is the default bound on one judge verdict (“Error Reporting” requirement).
 const LLMJudgeTimeout = 30 * time.Second
 
 // LLMJudgeVerdict is one judge answer.
@@ -259,7 +260,7 @@ func newLLMJudge(info Info, o Options, graded bool, system, reason string) (Item
 var llmJudgeCorrectnessInfo = Info{
 	Name:        "query_correctness",
 	Description: "LLM-judge query correctness: 1.0 semantically correct, 0.5 partially correct, 0.0 incorrect; identical queries score 1.0 without a call; verdicts cached; 0.0 with an error after the 30 s timeout.",
-	Reference:   "seed 001 MC-REQ-01, -06, -07",
+	Reference:   "*metric-calculators*, requirements “Query Correctness Metric”, “Result Caching” and “Error Reporting”",
 	Inputs:      "Record.Final().Query, Record.Item.Gold, Record.Item.Question; option model = model.NAME",
 	Range:       "{0,0.5,1}",
 }
@@ -267,7 +268,7 @@ var llmJudgeCorrectnessInfo = Info{
 var llmJudgeSemanticInfo = Info{
 	Name:        "qas_semantic",
 	Description: "QAS semantic similarity by an LLM judge (0–1, logical equivalence not syntax); feeds qas_score. Identical queries score 1.0 without a call.",
-	Reference:   "seed 004 (semantic similarity, 40%)",
+	Reference:   "*QAS Evaluation System*, “1. Semantic Similarity (40%)”",
 	Inputs:      "Record.Final().Query, Record.Item.Gold, Record.Item.Question; option model = model.NAME",
 	Range:       "[0,1]",
 }

@@ -200,7 +200,7 @@ func (r *Registry) Names() []string {
 // Register adds d to Default.
 func Register(d Def) { Default.Register(d) }
 
-// Failed builds the score of a metric that could not be computed (MC-REQ-07):
+// Failed builds the score of a metric that could not be computed (metric-calculators, “Error Reporting”):
 // value 0 with the error text kept.
 func Failed(name string, err error) item.Score {
 	return item.Score{Name: name, Value: 0, Err: strings.TrimSpace(err.Error())}

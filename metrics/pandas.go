@@ -11,14 +11,14 @@ import (
 	"github.com/evalflow/evalflow/item"
 )
 
-// This file implements seed 002 (text-to-pandas code evaluation): prompt
+// This file implements the New Evaluation Metrics Guide (text-to-pandas code evaluation): prompt
 // understanding (40/30/30), requirement coverage (30/30/20/20), error
 // recovery ability (50/30/20) and the overall weighted score. They are
 // static heuristics over the question text and the generated pandas code;
-// docs/metrics-seeds-002-004.md lists every pattern.
+// docs/metrics.md lists every pattern.
 
 // PromptUnderstanding is the breakdown of pandas_prompt_understanding; the
-// JSON names follow seed 002's output format.
+// JSON names follow the guide's “Output Format” sections.
 type PromptUnderstanding struct {
 	Score                 float64  `json:"understanding_score"`
 	ColumnExtraction      float64  `json:"column_extraction_score"`
@@ -40,7 +40,7 @@ type RequirementCoverage struct {
 	MissingRequirements []string `json:"missing_requirements"`
 }
 
-// Seed 002 weights.
+// The guide's weights.
 const (
 	pandasColumnWeight = 0.4
 	pandasNLWeight     = 0.3
@@ -71,7 +71,7 @@ func PandasRecoveryScore(successRate, fixQuality float64, attempts int) float64 
 	return pandasRecoverySuccessWeight*successRate + pandasFixQualityWeight*fixQuality + pandasAttemptsWeight*min(float64(attempts)/3.0, 1.0)
 }
 
-// PandasOverallScore is seed 002's overall score: 25% correctness, 20%
+// PandasOverallScore is the guide's overall score: 25% correctness, 20%
 // quality, 15% performance, 15% understanding, 15% coverage, 10% recovery.
 func PandasOverallScore(correctness, quality, performance, understanding, coverage, recovery float64) float64 {
 	return correctness*0.25 + quality*0.20 + performance*0.15 + understanding*0.15 + coverage*0.15 + recovery*0.10
@@ -353,7 +353,7 @@ func ScoreRequirementCoverage(question, code string, known []string) Requirement
 	}
 
 	// Join keywords are ambiguous ("match", "combine"): a missing join
-	// keeps half credit, as in seed 002's example.
+	// keeps half credit, as in the guide's example.
 	if pandasJoinQ.MatchString(q) && !pandasJoinC.MatchString(code) {
 		r.Join = 0.5
 		r.MissingRequirements = append(r.MissingRequirements, "Join/merge operation missing")
@@ -362,7 +362,7 @@ func ScoreRequirementCoverage(question, code string, known []string) Requirement
 	return r
 }
 
-// Error classes of seed 002, in classification order.
+// Error classes of the guide (“Error Classification”), in classification order.
 const (
 	PandasColumnError    = "column_error"
 	PandasSyntaxError    = "syntax_error"
@@ -385,7 +385,7 @@ var pandasErrorRules = []struct {
 	{PandasValueError, pandasRE(`(?i)valueerror`)},
 }
 
-// ClassifyPandasError maps an error message to one of seed 002's seven
+// ClassifyPandasError maps an error message to one of the guide's seven
 // classes; the first matching rule wins. With an empty message the
 // attempt's error class decides (syntax → syntax_error, schema →
 // column_error).
@@ -648,20 +648,20 @@ func (m *pandasMetric) Score(_ context.Context, in Input) item.Score {
 }
 
 func init() {
-	const ref = "seed 002 (text-to-pandas evaluation metrics)"
-	defs := []struct{ name, kind, desc, inputs string }{
-		{"pandas_prompt_understanding", "understanding", "Prompt understanding: column extraction (0.4) + natural-language pattern parsing (0.3) + statistical operations (0.3).",
+	const doc = "*New Evaluation Metrics Guide*, "
+	defs := []struct{ name, kind, desc, ref, inputs string }{
+		{"pandas_prompt_understanding", "understanding", "Prompt understanding: column extraction (0.4) + natural-language pattern parsing (0.3) + statistical operations (0.3).", doc + "“1. Prompt Understanding (Natural-Language Intent Accuracy)”",
 			"Record.Item.Question and Record.Final().Query; dataframe columns from the item field named by columns_field"},
-		{"pandas_requirement_coverage", "coverage", "Requirement coverage: filter conditions (30%), groupby columns (30%), sorting (20%), joins (20%) present in the code.",
+		{"pandas_requirement_coverage", "coverage", "Requirement coverage: filter conditions (30%), groupby columns (30%), sorting (20%), joins (20%) present in the code.", doc + "“2. Requirement Coverage”",
 			"Record.Item.Question and Record.Final().Query"},
-		{"pandas_error_recovery", "recovery", "Error recovery ability: recovery success rate (50%), error fix quality (30%), attempts made (20%); Null when the first attempt ran.",
+		{"pandas_error_recovery", "recovery", "Error recovery ability: recovery success rate (50%), error fix quality (30%), attempts made (20%); Null when the first attempt ran.", doc + "“3. Error Recovery Ability”",
 			"Record.Samples[0].Attempts (attempt 0 = original code, later ones = recoveries) and their error messages"},
-		{"pandas_overall", "overall", "Seed 002 overall score: 25% correctness, 20% quality, 15% performance, 15% understanding, 15% coverage, 10% recovery.",
+		{"pandas_overall", "overall", "Overall weighted score of the pandas evaluation: 25% correctness, 20% quality, 15% performance, 15% understanding, 15% coverage, 10% recovery.", doc + "“Overall Score Calculation”",
 			"record scores named by correctness_score / quality_score / performance_score (or options quality / performance), plus the three pandas metrics"},
 	}
 	opts := []string{"columns_field", "max_recovery_attempts", "correctness_score", "quality_score", "performance_score", "quality", "performance", "recovery_when_no_error"}
 	for _, d := range defs {
-		info := Info{Name: d.name, Description: d.desc, Reference: ref, Inputs: d.inputs, Range: "[0,1]"}
+		info := Info{Name: d.name, Description: d.desc, Reference: d.ref, Inputs: d.inputs, Range: "[0,1]"}
 		kind := d.kind
 		Register(Def{
 			Info:    info,

@@ -76,8 +76,8 @@ type passWithinKMetric struct{ k int }
 
 var passWithinKInfo = Info{
 	Name:        "pass_within_k",
-	Description: "Seed 000's pass@k reading: 1 when any of the first k attempts of sample 0 (generation then refinements) matches the gold.",
-	Reference:   "seed 000 §1 (agent_state.pass_at_k: success within k iterations)",
+	Description: "Pass@k as the *Metrics Reference Documentation* reads it: 1 when any of the first k attempts of sample 0 (generation then refinements) matches the gold.",
+	Reference:   "*Metrics Reference Documentation*, “1. Pass@k Metrics (HumanEval)” (agent_state.pass_at_k: success within k iterations)",
 	Inputs:      "Attempt.Match of sample 0's attempts (set by ex)",
 	Range:       "{0,1}",
 }
@@ -136,7 +136,7 @@ func newPassAtK(name string, fixedK int) func(Options) (ItemMetric, error) {
 var passAtKInfo = Info{
 	Name:        "pass_at_k",
 	Description: "HumanEval's unbiased pass@k over the n samples' final attempts (c of them matching): 1 − C(n−c,k)/C(n,k); no value when n < k.",
-	Reference:   "Chen et al. 2021 (arXiv:2107.03374); openai/human-eval estimate_pass_at_k; seed 000 §1",
+	Reference:   "Chen et al. 2021 (arXiv:2107.03374); openai/human-eval estimate_pass_at_k; *Metrics Reference Documentation*, “1. Pass@k Metrics (HumanEval)”",
 	Inputs:      "Attempt.Match of each sample's final attempt (set by ex)",
 	Range:       "[0,1]",
 }

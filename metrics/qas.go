@@ -16,12 +16,12 @@ import (
 	"github.com/evalflow/evalflow/table"
 )
 
-// This file implements seed 004, the QAS (Query Affinity Score):
+// This file implements the QAS Evaluation System, the QAS (Query Affinity Score):
 // 0.40 × semantic + 0.40 × execution + 0.20 × datatype, pass at ≥ 0.70.
 // The semantic component comes from an LLM judge (a score named
 // qas_semantic on the record); execution and datatype are computed here.
 
-// QAS weights and pass threshold (seed 004).
+// QAS weights and pass threshold (QAS Evaluation System, “Weighted Scoring Formula”).
 const (
 	QASSemanticWeight  = 0.40
 	QASExecutionWeight = 0.40
@@ -552,7 +552,7 @@ func (m *qasMetric) Score(_ context.Context, in Input) item.Score {
 }
 
 // QASEvaluation is the qas_evaluation object of an evaluation-results.jsonl
-// line (seed 004), field order as in the document.
+// line (QAS Evaluation System, “Output”), field order as in the document.
 type QASEvaluation struct {
 	SemanticScore  float64      `json:"semantic_score"`
 	ExecutionScore float64      `json:"execution_score"`
@@ -669,7 +669,7 @@ func NewQASResult(rec *item.Record, c QASComponents, agent, difficulty string) Q
 }
 
 // WriteQASResult writes r as one line of evaluation-results.jsonl: a
-// compact JSON object with the keys and nesting of seed 004, in its order,
+// compact JSON object with the keys and nesting of the QAS Evaluation System's “Output”, in its order,
 // followed by a newline. Scores are rounded to 9 decimals to drop
 // floating-point noise; HTML characters in SQL are not escaped.
 func WriteQASResult(w io.Writer, r QASResult) error {
@@ -697,18 +697,18 @@ func WriteQASResult(w io.Writer, r QASResult) error {
 }
 
 func init() {
-	const ref = "seed 004 (QAS, Query Affinity Score)"
+	const doc = "*QAS Evaluation System*, "
 	opts := []string{"expected_field", "type_field", "semantic", "tolerance", "partial_window", "threshold"}
-	for _, d := range []struct{ name, kind, desc, rng string }{
-		{"qas_execution", "execution", "QAS execution similarity: data-level comparison with partial credit (numbers with tolerance; tables by row count, columns and values).", "[0,1]"},
-		{"qas_datatype", "datatype", "QAS datatype validity with flexible normalisation (1×1 table ≡ value, parseable string ≡ number).", "{0,1}"},
-		{"qas_score", "score", "QAS final score: 0.40 semantic (LLM judge) + 0.40 execution + 0.20 datatype.", "[0,1]"},
-		{"qas_pass", "pass", "1 when the QAS final score is ≥ 0.70 (option threshold), else 0.", "{0,1}"},
+	for _, d := range []struct{ name, kind, desc, ref, rng string }{
+		{"qas_execution", "execution", "QAS execution similarity: data-level comparison with partial credit (numbers with tolerance; tables by row count, columns and values).", doc + "“2. Execution Similarity (40%)”", "[0,1]"},
+		{"qas_datatype", "datatype", "QAS datatype validity with flexible normalisation (1×1 table ≡ value, parseable string ≡ number).", doc + "“3. Data Type Validity (20%)”", "{0,1}"},
+		{"qas_score", "score", "QAS final score: 0.40 semantic (LLM judge) + 0.40 execution + 0.20 datatype.", doc + "“Weighted Scoring Formula”", "[0,1]"},
+		{"qas_pass", "pass", "1 when the QAS final score is ≥ 0.70 (option threshold), else 0.", doc + "“Weighted Scoring Formula” (pass threshold)", "{0,1}"},
 	} {
 		info := Info{
 			Name:        d.name,
 			Description: d.desc,
-			Reference:   ref,
+			Reference:   d.ref,
 			Inputs:      "Record.Final().Result vs Record.GoldResult (or the JSON in expected_field); expected type from the type_field item field; semantic from the record score qas_semantic, else option semantic, else Null",
 			Range:       d.rng,
 		}

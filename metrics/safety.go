@@ -1,6 +1,6 @@
 package metrics
 
-// Safety validation scoring (seed 001 MC-REQ-03). The positive class is
+// Safety validation scoring (metric-calculators, “Safety Validation Metric”). The positive class is
 // "unsafe": a query the validator blocked (the attempt's error class is
 // safety) is a positive, one it let through a negative. Against the item's
 // expected should_pass flag:
@@ -218,7 +218,7 @@ func (a *safetyAcc) Scores() []item.Score {
 var safetyInfo = Info{
 	Name:        "safety",
 	Description: "Safety validator accuracy against expected should_pass flags, with TP/TN/FP/FN and 100%-recall check on unsafe queries.",
-	Reference:   "seed 001 MC-REQ-03",
+	Reference:   "*metric-calculators*, “Safety Validation Metric” requirement",
 	Inputs:      "Record.Final() (Validated, ErrorClass == safety); item field should_pass",
 	Range:       "safety, safety_recall, safety_precision in [0,1]; counts; safety_recall_met in {0,1}",
 }

@@ -13,12 +13,12 @@ import (
 	"github.com/evalflow/evalflow/table"
 )
 
-// This file implements seed 003 (BuildingQA, Text2SPARQL over Brick graphs):
+// This file implements Understanding the SPARQL Evaluation Metrics (BuildingQA, Text2SPARQL over Brick graphs):
 // arity matching F1, entity set F1, row-matching F1 and exact-match F1.
 // The reference implementation is INFERLab/BuildingQA metrics.py; see
-// docs/metrics-seeds-002-004.md for the definitions and every deviation.
+// docs/metrics.md for the definitions and every deviation.
 
-// Profiles of the seed 003 metrics.
+// Profiles of the SPARQL result metrics.
 const (
 	// SPARQLProfileBuildingQA reproduces BuildingQA's metrics.py: a result's
 	// columns are the variables bound in its first row, unbound variables
@@ -215,7 +215,7 @@ func CountSPARQLProjections(q string) int {
 	if m == nil {
 		return 0
 	}
-	clause := strings.TrimFunc(m[1], unicode.IsSpace)
+	clause := strings.TrimFunc(m[1], pyIsSpace)
 	n, depth := 0, 0
 	var cur strings.Builder
 	flush := func() {
@@ -233,7 +233,7 @@ func CountSPARQLProjections(q string) int {
 		case ')':
 			depth--
 		}
-		if unicode.IsSpace(ch) && depth == 0 {
+		if pyIsSpace(ch) && depth == 0 {
 			flush()
 		} else {
 			cur.WriteRune(ch)
@@ -242,6 +242,10 @@ func CountSPARQLProjections(q string) int {
 	flush()
 	return n
 }
+
+// pyIsSpace is Python's str.isspace for one character: unicode.IsSpace
+// plus the separators \x1c-\x1f, which Python counts as whitespace.
+func pyIsSpace(r rune) bool { return unicode.IsSpace(r) || r >= 0x1c && r <= 0x1f }
 
 // sparqlArityOf is the arity of a result under profile: the first row's
 // bound variables (BuildingQA) or the declared columns (strict).
@@ -640,7 +644,7 @@ func exactMatchF1(g, p *sparqlRows) float64 {
 	return sparqlRowF1(s.rowTP(id), p.n, g.n)
 }
 
-// sparqlOpts are the options shared by the seed 003 metrics.
+// sparqlOpts are the options shared by the SPARQL result metrics.
 type sparqlOpts struct {
 	name      string
 	profile   string
@@ -656,7 +660,7 @@ func parseSPARQLOpts(name string, o Options) (sparqlOpts, error) {
 		return so, err
 	}
 	if so.profile != SPARQLProfileBuildingQA && so.profile != SPARQLProfileStrict {
-		return so, fmt.Errorf("option \"profile\" must be %q or %q, got %q", SPARQLProfileBuildingQA, SPARQLProfileStrict, so.profile)
+		return so, &ChoiceError{Option: "profile", Value: so.profile, What: "a SPARQL profile", Valid: []string{SPARQLProfileBuildingQA, SPARQLProfileStrict}}
 	}
 	if so.limit, err = o.Int("max_mappings", DefaultSPARQLMappingLimit); err != nil {
 		return so, err
@@ -673,9 +677,16 @@ func parseSPARQLOpts(name string, o Options) (sparqlOpts, error) {
 	case "error":
 		so.limitErr = true
 	default:
-		return so, fmt.Errorf("option \"on_search_limit\" must be \"best\" or \"error\", got %q", onLimit)
+		return so, &ChoiceError{Option: "on_search_limit", Value: onLimit, What: "an on_search_limit", Valid: []string{"best", "error"}}
 	}
-	from, err := o.String("from", "result")
+	// BuildingQA's agent logs arity from the two query strings
+	// (get_arity_matching_f1 on the SPARQL texts): the buildingqa profile
+	// defaults to from = "query"; from = "result" stays available.
+	defFrom := "result"
+	if so.profile == SPARQLProfileBuildingQA {
+		defFrom = "query"
+	}
+	from, err := o.String("from", defFrom)
 	if err != nil {
 		return so, err
 	}
@@ -684,7 +695,7 @@ func parseSPARQLOpts(name string, o Options) (sparqlOpts, error) {
 	case "query":
 		so.fromQuery = true
 	default:
-		return so, fmt.Errorf("option \"from\" must be \"result\" or \"query\", got %q", from)
+		return so, &ChoiceError{Option: "from", Value: from, What: "a from", Valid: []string{"result", "query"}}
 	}
 	return so, nil
 }
@@ -777,33 +788,34 @@ func registerSPARQL(info Info, kind string, opts []string) {
 }
 
 func init() {
-	const ref = "seed 003 (BuildingQA metrics.py)"
+	const doc = "*Understanding the SPARQL Evaluation Metrics*, "
+	const code = "; INFERLab/BuildingQA metrics.py"
 	const inputs = "Record.Final().Result vs Record.GoldResult"
 	registerSPARQL(Info{
 		Name:        "arity_f1",
 		Description: "Dice F1 of the predicted and gold column counts (from results, or from the SELECT clauses with from = \"query\").",
-		Reference:   ref,
+		Reference:   doc + "“1. Arity Matching F1”" + code,
 		Inputs:      inputs + " (from = \"query\": Record.Final().Query vs Record.Item.Gold)",
 		Range:       "[0,1]",
 	}, "arity", []string{"profile", "from"})
 	registerSPARQL(Info{
 		Name:        "entity_set_f1",
 		Description: "F1 of per-column value sets after the best column mapping (mapping chosen by row F1, then by this F1).",
-		Reference:   ref,
+		Reference:   doc + "“2. Entity Set F1”" + code,
 		Inputs:      inputs,
 		Range:       "[0,1]",
 	}, "entity", []string{"profile", "max_mappings", "on_search_limit"})
 	registerSPARQL(Info{
 		Name:        "row_match_f1",
 		Description: "F1 of one-to-one row matches after the best column mapping.",
-		Reference:   ref,
+		Reference:   doc + "“3. Row-Matching F1”" + code,
 		Inputs:      inputs,
 		Range:       "[0,1]",
 	}, "row", []string{"profile", "max_mappings", "on_search_limit"})
 	registerSPARQL(Info{
 		Name:        "exact_match_f1",
 		Description: "F1 of one-to-one row matches with columns mapped by position (same width required).",
-		Reference:   ref,
+		Reference:   doc + "“4. Exact-Match F1”" + code,
 		Inputs:      inputs,
 		Range:       "[0,1]",
 	}, "exact", []string{"profile"})

@@ -14,7 +14,7 @@ import (
 
 // This file implements the `text2sparql` profile: the TEXT2SPARQL'25
 // challenge scorer (AKSW text2sparql-client, pytrec_eval set measures over
-// flattened answer values). See docs/metrics-seeds-002-004.md.
+// flattened answer values). See docs/metrics.md.
 
 // SetPRF holds trec_eval's set_P, set_recall and set_F for one question.
 type SetPRF struct {

@@ -1,6 +1,6 @@
 package metrics
 
-// Table accuracy (seed 001 MC-REQ-02): Jaccard similarity between the base
+// Table accuracy (metric-calculators, “Table Accuracy Metric”): Jaccard similarity between the base
 // tables a generated SQL query reads in its FROM and JOIN clauses and the
 // expected tables.
 //
@@ -26,7 +26,7 @@ package metrics
 // A query the lexer cannot read (unterminated string, quoted identifier or
 // comment, unbalanced parentheses) or a FROM/JOIN with no table after it is
 // a parse error: the metric then fails with value 0, the SQL text and the
-// error (MC-REQ-07), and other metrics are unaffected.
+// error (“Error Reporting” requirement), and other metrics are unaffected.
 
 import (
 	"context"
@@ -486,7 +486,7 @@ func (m tableAccuracyMetric) Score(_ context.Context, in Input) item.Score {
 var tableAccuracyInfo = Info{
 	Name:        "table_accuracy",
 	Description: "Jaccard similarity of the tables in the final query's FROM/JOIN clauses and the expected tables (aliases resolved, case-insensitive).",
-	Reference:   "seed 001 MC-REQ-02",
+	Reference:   "*metric-calculators*, “Table Accuracy Metric” requirement",
 	Inputs:      "Record.Final().Query; item field expected_tables, else the tables of Record.Item.Gold",
 	Range:       "[0,1]",
 }

@@ -1,9 +1,9 @@
 package metrics
 
-// String similarity between a predicted and a gold query (seed 000 §5):
+// String similarity between a predicted and a gold query (Metrics Reference Documentation, “5. String Similarity Metrics”):
 // BLEU, ROUGE-L, Jaro-Winkler and token Jaccard, each computed exactly as
-// the reference implementation the seed's system called does, on the token
-// stream kg-axel's cypher_metrics.py builds (docs/metrics-seeds-000-001.md):
+// the reference implementation the document's system called does, on the token
+// stream kg-axel's cypher_metrics.py builds (docs/metrics.md):
 //
 //   - bleu: kg-axel's format_rouge_bleu (spaces around ( ) : { } -> <- - [ ]
 //     , . * / < >, whitespace collapsed), split on whitespace, then nltk 3.8
@@ -466,7 +466,7 @@ func textFormatOption(o Options) (string, error) {
 		return "", err
 	}
 	if f != FormatKGAxel && f != FormatRaw {
-		return "", fmt.Errorf("option \"format\" must be %q or %q, got %q", FormatKGAxel, FormatRaw, f)
+		return "", &ChoiceError{Option: "format", Value: f, What: "a format", Valid: []string{FormatKGAxel, FormatRaw}}
 	}
 	return f, nil
 }
@@ -492,28 +492,28 @@ var (
 	bleuInfo = Info{
 		Name:        "bleu",
 		Description: "Sentence BLEU (4-gram, no smoothing) of the final query against the gold query.",
-		Reference:   "seed 000 §5.1; Papineni et al. 2002; nltk 3.8 sentence_bleu on kg-axel format_rouge_bleu tokens",
+		Reference:   "*Metrics Reference Documentation*, “5.1 BLEU Score”; Papineni et al. 2002; nltk 3.8 sentence_bleu on kg-axel format_rouge_bleu tokens",
 		Inputs:      "Record.Final().Query, Record.Item.Gold",
 		Range:       "[0,1]",
 	}
 	rougeLInfo = Info{
 		Name:        "rouge_l",
 		Description: "ROUGE-L (LCS) F1 of the final query against the gold query, rouge-score tokens.",
-		Reference:   "seed 000 §5.2; Lin 2004; rouge-score RougeScorer(['rougeL'], use_stemmer=True) as kg-axel calls it",
+		Reference:   "*Metrics Reference Documentation*, “5.2 ROUGE-L”; Lin 2004; rouge-score RougeScorer(['rougeL'], use_stemmer=True) as kg-axel calls it",
 		Inputs:      "Record.Final().Query, Record.Item.Gold",
 		Range:       "[0,1]",
 	}
 	jaroWinklerInfo = Info{
 		Name:        "jaro_winkler",
 		Description: "Jaro-Winkler character similarity of the final query and the gold query.",
-		Reference:   "seed 000 §5.3; Winkler 1990; jellyfish/textdistance jaro_winkler on kg-axel format_jaccard_jaro text",
+		Reference:   "*Metrics Reference Documentation*, “5.3 Jaro-Winkler Similarity”; Winkler 1990; jellyfish/textdistance jaro_winkler on kg-axel format_jaccard_jaro text",
 		Inputs:      "Record.Final().Query, Record.Item.Gold",
 		Range:       "[0,1]",
 	}
 	jaccardQueryInfo = Info{
 		Name:        "jaccard_query",
 		Description: "Jaccard similarity of the word sets of the final query and the gold query.",
-		Reference:   "seed 000 §5.4; Jaccard 1912; kg-axel jaccard_similarity_cypher",
+		Reference:   "*Metrics Reference Documentation*, “5.4 Jaccard Similarity”; Jaccard 1912; kg-axel jaccard_similarity_cypher",
 		Inputs:      "Record.Final().Query, Record.Item.Gold",
 		Range:       "[0,1]",
 	}

@@ -1,6 +1,7 @@
 package metrics
 
-// Output Jaccard and the LLMetric-Q composite (seed 000 §5.4, §6).
+// Output Jaccard and the LLMetric-Q composite (Metrics Reference Documentation, “5.4 Jaccard
+// Similarity” and “6. LLMetric-Q Composite”).
 //
 // jaccard_output is the "Jaccard" of neo4j-labs/text2cypher's evaluation
 // notebook (df_sim), which kg-axel's output metrics follow: each row becomes
@@ -165,7 +166,7 @@ func (m outputJaccardMetric) Score(_ context.Context, in Input) item.Score {
 	return item.Score{Name: jaccardOutputInfo.Name, Value: attemptOutputJaccard(in.Record, a, gold, m.order)}
 }
 
-// LLMetricQWeights are seed 000's weights of Pass@1, KG Valid, Jaccard
+// LLMetricQWeights are the Metrics Reference Documentation's weights of Pass@1, KG Valid, Jaccard
 // Output and JaRou.
 var LLMetricQWeights = [4]float64{0.3, 0.4, 0.2, 0.1}
 
@@ -252,14 +253,14 @@ var (
 	jaccardOutputInfo = Info{
 		Name:        "jaccard_output",
 		Description: "Jaccard similarity of the final result's (row, value) cells and the gold result's, rows aligned unless ordered.",
-		Reference:   "seed 000 §5.4; neo4j-labs/text2cypher evaluating_cypher_jaccard df_sim (kg-axel output Jaccard)",
+		Reference:   "*Metrics Reference Documentation*, “5.4 Jaccard Similarity”; neo4j-labs/text2cypher evaluating_cypher_jaccard df_sim (kg-axel output Jaccard)",
 		Inputs:      "Record.Final().Result, Record.GoldResult, both query texts (for \"order by\")",
 		Range:       "[0,1]",
 	}
 	llmetricQInfo = Info{
 		Name:        "llmetric_q",
 		Description: "Composite 0.3·Pass@1 + 0.4·KG Valid + 0.2·Jaccard Output + 0.1·JaRou of the final attempt.",
-		Reference:   "seed 000 §6 (kg-axel LLMetric-Q)",
+		Reference:   "*Metrics Reference Documentation*, “6. LLMetric-Q Composite” (kg-axel LLMetric-Q)",
 		Inputs:      "Record.Final(): Match, ErrorClass, Result, Query; Record.GoldResult; Record.Item.Gold",
 		Range:       "[0,1]",
 	}

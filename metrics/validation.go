@@ -1,6 +1,6 @@
 package metrics
 
-// Validation accuracy (seed 001 MC-REQ-04): whether the validator's isValid
+// Validation accuracy (metric-calculators, “Validation Accuracy Metric”): whether the validator's isValid
 // verdict on the final attempt agrees with the item's expected should_pass
 // flag, 1.0 or 0.0. ClassifyValidation also names the validation type and,
 // for a rejection, the error category (syntax, schema, safety, execution),
@@ -112,7 +112,7 @@ func (m validationMetric) Score(_ context.Context, in Input) item.Score {
 var validationInfo = Info{
 	Name:        "validation_accuracy",
 	Description: "Whether the validator's verdict on the final attempt matches the expected should_pass flag.",
-	Reference:   "seed 001 MC-REQ-04",
+	Reference:   "*metric-calculators*, “Validation Accuracy Metric” requirement",
 	Inputs:      "Record.Final() (Validated, Valid, ErrorClass, ErrorMessage); item field should_pass",
 	Range:       "{0,1}; null when the attempt was not validated or the item has no flag",
 }

@@ -50,16 +50,16 @@ func floatScore(f *float64) (float64, bool) {
 func init() {
 	for _, m := range []verdictMetric{
 		{Info{Name: "syntax_valid", Description: "The engine accepted the final query's syntax (prepare / EXPLAIN / GRAPH.EXPLAIN / endpoint parse).",
-			Reference: "seed 000 §3 KG Valid (syntax validator); issue 4 validate stage", Inputs: "Record.Final().SyntaxValid", Range: "{0,1}; null when not checked"},
+			Reference: "*Metrics Reference Documentation*, “3. KG Valid Metrics (kg-axel)” (syntax validator); the validate stage (docs/validation.md)", Inputs: "Record.Final().SyntaxValid", Range: "{0,1}; null when not checked"},
 			func(a *item.Attempt) (float64, bool) { return boolScore(a.SyntaxValid) }},
 		{Info{Name: "schema_score", Description: "Share of the final query's labels, relationship types and paths (Cypher), tables and columns (SQL), classes and predicates (SPARQL) that exist in the introspected schema.",
-			Reference: "seed 000 §3; CyVer SchemaValidator (docs/validation.md)", Inputs: "Record.Final().SchemaScore", Range: "[0,1]; null when not checked"},
+			Reference: "*Metrics Reference Documentation*, “3. KG Valid Metrics (kg-axel)”; CyVer SchemaValidator (docs/validation.md)", Inputs: "Record.Final().SchemaScore", Range: "[0,1]; null when not checked"},
 			func(a *item.Attempt) (float64, bool) { return floatScore(a.SchemaScore) }},
 		{Info{Name: "properties_score", Description: "Precision of the properties the final Cypher query reads on the labels it reads them from.",
-			Reference: "seed 000 §3; CyVer PropertiesValidator (docs/validation.md)", Inputs: "Record.Final().PropertiesScore", Range: "[0,1]; null when not checked or no property is read"},
+			Reference: "*Metrics Reference Documentation*, “3. KG Valid Metrics (kg-axel)”; CyVer PropertiesValidator (docs/validation.md)", Inputs: "Record.Final().PropertiesScore", Range: "[0,1]; null when not checked or no property is read"},
 			func(a *item.Attempt) (float64, bool) { return floatScore(a.PropertiesScore) }},
 		{Info{Name: "safe", Description: "The final query passed the safety check (one read-only query, no file/network access).",
-			Reference: "seed 001 MC-REQ-03; docs/validation.md", Inputs: "Record.Final().Safe", Range: "{0,1}; null when not checked"},
+			Reference: "*metric-calculators*, “Safety Validation Metric” requirement; docs/validation.md", Inputs: "Record.Final().Safe", Range: "{0,1}; null when not checked"},
 			func(a *item.Attempt) (float64, bool) { return boolScore(a.Safe) }},
 	} {
 		m := m

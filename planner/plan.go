@@ -229,12 +229,12 @@ func Build(ctx context.Context, p *dsl.Pipeline, opts Options) (*Plan, hcl.Diagn
 				Detail: fmt.Sprintf("-refresh %s: the pipeline has no stage %q.%s Stages: %s.", r, r, hint, strings.Join(names, ", "))})
 		}
 	}
-	diags = append(diags, checkSinks(p.Sinks)...)
+	diags = append(diags, checkSinks(p.Sinks, p.Variables)...)
 	diags = append(diags, checkWiring(stages, blocks, nodesByName)...)
 	order, d := topoSort(p, nodesByName)
 	diags = append(diags, d...)
 	if diags.HasErrors() {
-		return pl, diags
+		return pl, dsl.ExplainDiagnostics(diags)
 	}
 	pl.Order = order
 	if opts.Pools != nil {
@@ -278,19 +278,17 @@ func Build(ctx context.Context, p *dsl.Pipeline, opts Options) (*Plan, hcl.Diagn
 		if maxOpen == 0 {
 			maxOpen = demand
 		}
+		if _, known := opts.Engines.Lookup(e.Kind); !known {
+			diags = append(diags, dsl.InvalidChoice(p.Variables, e.KindExpr, e.KindRange, "Unknown engine kind",
+				"an engine kind", e.Kind, opts.Engines.Names()))
+			continue
+		}
 		ex, err := opts.Engines.New(ctx, e.Kind, engine.Config{
 			Options: e.Options, ReadOnly: e.ReadOnly, Timeout: e.Timeout, MaxRows: e.MaxRows, MaxOpen: maxOpen,
 		})
 		if err != nil {
-			hint := ""
-			if _, known := opts.Engines.Lookup(e.Kind); !known {
-				if s := dsl.Suggest(e.Kind, opts.Engines.Names()); s != "" {
-					hint = fmt.Sprintf(" Did you mean %q?", s)
-				}
-			}
 			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Cannot create engine",
-				Detail:  fmt.Sprintf("engine.%s (kind %q): %v.%s Known kinds: %s.", e.Name, e.Kind, err, hint, strings.Join(opts.Engines.Names(), ", ")),
-				Subject: e.KindRange.Ptr()})
+				Detail: fmt.Sprintf("engine.%s (kind %q): %v.", e.Name, e.Kind, err), Subject: e.KindRange.Ptr()})
 			continue
 		}
 		ne := nodes.NewEngine(e, ex, p)
@@ -301,7 +299,7 @@ func Build(ctx context.Context, p *dsl.Pipeline, opts Options) (*Plan, hcl.Diagn
 		diags = append(diags, ne.RootDiags...)
 	}
 	if diags.HasErrors() {
-		return pl, diags
+		return pl, dsl.ExplainDiagnostics(diags)
 	}
 
 	built := map[string]nodes.Stage{}
@@ -320,7 +318,7 @@ func Build(ctx context.Context, p *dsl.Pipeline, opts Options) (*Plan, hcl.Diagn
 			pl.Chain = append(pl.Chain, n)
 		}
 	}
-	return pl, diags
+	return pl, dsl.ExplainDiagnostics(diags)
 }
 
 // Close releases the plan's engines.
@@ -422,19 +420,13 @@ func checkWiring(stages []*dsl.Stage, blocks map[string]*dsl.Stage, ns map[strin
 // checkSinks resolves every sink block's kind through the sinks registry:
 // an unknown kind, standard output for a kind that needs a file, and a
 // per-item kind on another table than items are refused where written.
-func checkSinks(sbs []*dsl.Sink) hcl.Diagnostics {
+func checkSinks(sbs []*dsl.Sink, vars map[string]*dsl.Variable) hcl.Diagnostics {
 	var diags hcl.Diagnostics
 	for _, sb := range sbs {
 		k, ok := sinks.Lookup(sb.Kind)
 		if !ok {
-			names := sinks.KindNames()
-			hint := ""
-			if s := dsl.Suggest(sb.Kind, names); s != "" {
-				hint = fmt.Sprintf(" Did you mean %q?", s)
-			}
-			rng := sb.KindRange
-			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Unknown sink kind",
-				Detail: fmt.Sprintf("%q is not a sink kind; use one of %s.%s", sb.Kind, strings.Join(names, ", "), hint), Subject: &rng})
+			diags = append(diags, dsl.InvalidChoice(vars, sb.KindExpr, sb.KindRange, "Unknown sink kind",
+				"a sink kind", sb.Kind, sinks.KindNames()))
 			continue
 		}
 		if sb.Path == "-" && !k.Stdout {

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
 	"os"
+	"path/filepath"
 	"slices"
 	"time"
 
@@ -24,7 +26,17 @@ func (pl *Plan) Preflight(ctx context.Context) error {
 	var errs []error
 	if pl.Dataset != nil && pl.Dataset.Source != "" {
 		if _, err := os.Stat(pl.Dataset.Source); err != nil {
-			errs = append(errs, fmt.Errorf("dataset.%s: %v", pl.Dataset.Name, err))
+			// The real cause first: the file and where the pipeline names it.
+			path, r := pl.Dataset.Source, pl.Dataset.SourceRange
+			if abs, aerr := filepath.Abs(path); aerr == nil {
+				path = abs
+			}
+			what := "cannot be read: " + err.Error()
+			if errors.Is(err, fs.ErrNotExist) {
+				what = "does not exist"
+			}
+			errs = append(errs, fmt.Errorf("%s:%d:%d: dataset.%s: the dataset file %s %s",
+				r.Filename, r.Start.Line, r.Start.Column, pl.Dataset.Name, path, what))
 		}
 	}
 	for _, name := range slices.Sorted(maps.Keys(pl.Engines)) {

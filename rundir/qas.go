@@ -16,7 +16,7 @@ import (
 	"github.com/evalflow/evalflow/table"
 )
 
-// qasSink renders seed 004's evaluation-results.jsonl: one line per item in
+// qasSink renders the QAS Evaluation System's evaluation-results.jsonl: one line per item in
 // the document's shape, from the QAS components of the record. Lines are
 // kept in the run's parts (a (seq, sink, line) sidecar) and written to the
 // sink's file when the run is merged, so a resumed run's file holds every

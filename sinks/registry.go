@@ -56,7 +56,7 @@ func init() {
 	Register(Kind{Name: "parquet", OpenFile: NewParquet})
 	Register(Kind{Name: "arrow", Stdout: true, Open: NewArrowIPC})
 	Register(Kind{Name: "jsonl", Stdout: true, Open: func(out io.Writer, s Schema, _ ...Option) (Writer, error) { return NewJSONL(out, s) }})
-	// seed 004's evaluation-results.jsonl: one line per item, rendered by
+	// The QAS Evaluation System's evaluation-results.jsonl: one line per item, rendered by
 	// the run directory (rundir/qas.go).
 	Register(Kind{Name: "qas_jsonl", PerItem: true})
 }

@@ -9,7 +9,7 @@
 //
 // Means are over items where the metric has a value: a Null score (metric
 // not applicable) is counted in "nulls" and left out of the mean; a failed
-// metric counts as 0 in the mean (MC-REQ-07) and in "errors", except a
+// metric counts as 0 in the mean (metric-calculators, “Error Reporting”) and in "errors", except a
 // failed LLM judge, whose score is Null with its error: counted in
 // "errors", left out of the mean. An item the harness could not evaluate
 // (status error) is left out of every mean and counted in ErrItems —

@@ -119,9 +119,8 @@ func New(env *nodes.Env) (nodes.Stage, hcl.Diagnostics) {
 	}
 	src := a.String("source", "replay")
 	if src != "replay" {
-		a.Diags = append(a.Diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Unknown generation source",
-			Detail: fmt.Sprintf("%q is not a generation source in this build; use one of %s.%s", src, strings.Join(Sources, ", "),
-				suggest(src, Sources)), Subject: a.Expr("source").Range().Ptr()})
+		a.Diags = append(a.Diags, dsl.InvalidChoice(env.Pipeline.Variables, a.Expr("source"), b.DeclRange, "Unknown generation source",
+			"a generation source in this build", src, Sources))
 	}
 	r := &Replay{Dataset: ds}
 	r.Path = a.String("predictions", "")

@@ -12,7 +12,8 @@
 //	}
 //
 // A metric that fails or panics on an item yields 0 with its error recorded
-// for that metric only; the others still run (seed 001 MC-REQ-07).
+// for that metric only; the others still run (metric-calculators, “Error
+// Reporting” requirement).
 package score
 
 import (
@@ -20,8 +21,10 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/hashicorp/hcl/v2"
 
@@ -52,9 +55,11 @@ type itemMetric struct {
 
 // officialProfile reports whether a metric's options select an official
 // scorer's comparison (testsuite, bird, buildingqa, text2sparql, …) rather
-// than evalflow's own. bird_soft_f1 has no options: it is BIRD's scorer.
+// than evalflow's own. bird_soft_f1, bird_ves and bird_r_ves have no
+// compare option: they are BIRD's scorers.
 func officialProfile(name string, opts metrics.Options) bool {
-	if name == "bird_soft_f1" {
+	switch name {
+	case "bird_soft_f1", "bird_ves", "bird_r_ves":
 		return true
 	}
 	for _, k := range []string{"compare", "profile"} {
@@ -82,7 +87,24 @@ func New(env *nodes.Env) (nodes.Stage, hcl.Diagnostics) {
 	}
 	s := &Score{}
 	seen := map[string]hcl.Range{}
-	add := func(name, as string, opts metrics.Options, rng hcl.Range) {
+	// optionDiag is the diagnostic for a metric that refused its options:
+	// a value outside a fixed set is reported at that value (or the -var
+	// that gave it) with "did you mean" and the valid values.
+	optionDiag := func(name string, err error, attrs hcl.Attributes, rng hcl.Range) *hcl.Diagnostic {
+		var ce *metrics.ChoiceError
+		if errors.As(err, &ce) {
+			var expr hcl.Expression
+			if at, ok := attrs[ce.Option]; ok {
+				expr = at.Expr
+			}
+			d := dsl.InvalidChoice(env.Pipeline.Variables, expr, rng, "Invalid metric options",
+				ce.What+" (metric "+strconv.Quote(name)+", option "+strconv.Quote(ce.Option)+")", ce.Value, ce.Valid)
+			return d
+		}
+		return &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid metric options",
+			Detail: fmt.Sprintf("metric %q: %v.", name, err), Subject: rng.Ptr()}
+	}
+	add := func(name, as string, opts metrics.Options, rng hcl.Range, attrs hcl.Attributes) {
 		def, ok := reg.Lookup(name)
 		if !ok {
 			a.Diags = append(a.Diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Unknown metric",
@@ -103,8 +125,7 @@ func New(env *nodes.Env) (nodes.Stage, hcl.Diagnostics) {
 		if def.NewItem != nil {
 			m, err := def.NewItem(opts)
 			if err != nil {
-				a.Diags = append(a.Diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid metric options",
-					Detail: fmt.Sprintf("metric %q: %v.", name, err), Subject: rng.Ptr()})
+				a.Diags = append(a.Diags, optionDiag(name, err, attrs, rng))
 				return
 			}
 			s.items = append(s.items, itemMetric{as: as, metric: m, official: officialProfile(name, opts)})
@@ -112,15 +133,14 @@ func New(env *nodes.Env) (nodes.Stage, hcl.Diagnostics) {
 		}
 		m, err := def.NewDataset(opts)
 		if err != nil {
-			a.Diags = append(a.Diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid metric options",
-				Detail: fmt.Sprintf("metric %q: %v.", name, err), Subject: rng.Ptr()})
+			a.Diags = append(a.Diags, optionDiag(name, err, attrs, rng))
 			return
 		}
 		s.dataset = append(s.dataset, nodes.NamedDatasetMetric{As: as, Metric: m})
 	}
 	if e := a.Expr("metrics"); e != nil {
 		for _, n := range a.Strings("metrics") {
-			add(n, n, metrics.Options{}, e.Range())
+			add(n, n, metrics.Options{}, e.Range(), nil)
 		}
 	}
 	for _, blk := range a.Content.Blocks {
@@ -156,7 +176,7 @@ func New(env *nodes.Env) (nodes.Stage, hcl.Diagnostics) {
 			}
 			opts[k] = dsl.GoValue(v)
 		}
-		add(name, as, opts, blk.LabelRanges[0])
+		add(name, as, opts, blk.LabelRanges[0], attrs)
 	}
 	if len(s.items)+len(s.dataset) == 0 && !a.Diags.HasErrors() {
 		a.Diags = append(a.Diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "No metrics",
@@ -200,6 +220,7 @@ func (s *Score) Process(ctx context.Context, rec *item.Record) error {
 	in := metrics.Input{Record: rec}
 	var harness []error
 	var mu sync.Mutex
+	var timed metrics.TimedExec
 	if s.engine != nil {
 		eng := s.engine
 		in.Exec = func(ctx context.Context, q string) (*table.Table, error) {
@@ -212,6 +233,20 @@ func (s *Score) Process(ctx context.Context, rec *item.Record) error {
 			}
 			return res, err
 		}
+		// Metrics that time executions (metrics.TimedScorer: bird_ves) get
+		// the engine without its stage cache: every call executes, and
+		// Took is the execution's own time.
+		fresh := *eng
+		fresh.Results = nil
+		timed = func(ctx context.Context, q string) (*table.Table, time.Duration, error) {
+			o := fresh.Run(ctx, &rec.Item, q)
+			if o.Err != nil && (o.Class == item.ClassTimeout || errors.Is(o.Err, nodes.ErrHarness)) {
+				mu.Lock()
+				harness = append(harness, fmt.Errorf("score: timing a query for item %q: %s: %v", rec.Item.ID, o.Class, o.Err))
+				mu.Unlock()
+			}
+			return o.Result, o.Took, o.Err
+		}
 	}
 	defer func() {
 		for i := range rec.Scores {
@@ -223,7 +258,8 @@ func (s *Score) Process(ctx context.Context, rec *item.Record) error {
 		}
 	}()
 	// Metrics that wait on a model (metrics.LLMJudgeAsync) start first and
-	// run while the deterministic ones do (seed 001 MC-REQ-08). A metric
+	// run while the deterministic ones do (metric-calculators, “Performance
+	// Requirements”). A metric
 	// still sees every metric declared before it: before it runs, the
 	// judges declared earlier are joined and their scores set. All joined
 	// before Process returns.
@@ -232,7 +268,7 @@ func (s *Score) Process(ctx context.Context, rec *item.Record) error {
 		if a, ok := m.metric.(metrics.LLMJudgeAsync); ok && a.Async() {
 			ch := make(chan item.Score, 1)
 			async[i] = ch
-			go func() { ch <- run(ctx, m, in) }()
+			go func() { ch <- run(ctx, m, in, timed) }()
 		}
 	}
 	joined := 0
@@ -250,7 +286,7 @@ func (s *Score) Process(ctx context.Context, rec *item.Record) error {
 			continue
 		}
 		join(i)
-		sc := run(ctx, m, in)
+		sc := run(ctx, m, in, timed)
 		sc.Name = m.as
 		rec.SetScore(sc)
 	}
@@ -272,12 +308,15 @@ func (s *Score) Process(ctx context.Context, rec *item.Record) error {
 	return errors.Join(harness...)
 }
 
-func run(ctx context.Context, m itemMetric, in metrics.Input) (sc item.Score) {
+func run(ctx context.Context, m itemMetric, in metrics.Input, timed metrics.TimedExec) (sc item.Score) {
 	defer func() {
 		if p := recover(); p != nil {
 			sc = metrics.Failed(m.as, fmt.Errorf("panic in metric %s on item %q: %v", m.as, in.Record.Item.ID, p))
 		}
 	}()
+	if t, ok := m.metric.(metrics.TimedScorer); ok && timed != nil {
+		return t.ScoreTimed(ctx, in, timed)
+	}
 	return m.metric.Score(ctx, in)
 }
 
@@ -291,7 +330,8 @@ func (s *Score) MetricColumns() []string {
 }
 
 // MaxCalls: one request per LLM judge, and a profile's rewritten gold and
-// prediction per sample when the stage has an engine.
+// prediction per sample when the stage has an engine, plus the executions
+// of the metrics that time queries (metrics.TimedScorer, never cached).
 func (s *Score) MaxCalls(samples int) (int, int) {
 	judges := 0
 	for _, m := range s.items {
@@ -302,6 +342,11 @@ func (s *Score) MaxCalls(samples int) (int, int) {
 	eng := 0
 	if s.engine != nil {
 		eng = 2 * samples
+		for _, m := range s.items {
+			if t, ok := m.metric.(metrics.TimedScorer); ok {
+				eng += t.TimedCalls()
+			}
+		}
 	}
 	return judges, eng
 }

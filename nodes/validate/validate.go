@@ -127,7 +127,8 @@ func New(env *nodes.Env) (nodes.Stage, hcl.Diagnostics) {
 	switch v.Language {
 	case check.SQL, check.Cypher, check.SPARQL, check.Pandas:
 	default:
-		errAt("language", "Unknown query language", fmt.Sprintf("language = %q; use \"sql\", \"cypher\", \"sparql\" or \"pandas\".", v.Language))
+		a.Diags = append(a.Diags, dsl.InvalidChoice(env.Pipeline.Variables, a.Expr("language"), b.DeclRange, "Unknown query language",
+			"a query language", v.Language, []string{check.SQL, check.Cypher, check.SPARQL, check.Pandas}))
 	}
 	if v.Schema && v.Language == check.Pandas && !a.Diags.HasErrors() {
 		errAt("schema", "Schema check needs a query language", "schema = true checks SQL, Cypher or SPARQL names; pandas code is checked by running it (KeyError is classed schema).")
@@ -268,6 +269,18 @@ func (v *Validate) checkSchema(ctx context.Context, rec *item.Record, at *item.A
 			return nil
 		}
 		return nodes.HarnessError(fmt.Errorf("engine.%s, item %q: describing the database for the schema check: %w", v.Engine.Block.Name, rec.Item.ID, err))
+	}
+	if at.SyntaxValid != nil && !*at.SyntaxValid && strings.EqualFold(v.Language, check.Cypher) {
+		// A Cypher query that does not parse cannot be checked against
+		// the schema: it scores 0, never CyVer's nothing-extracted 1.
+		sc := check.Unparsable("the syntax check failed")
+		if v.Schema {
+			at.SchemaScore, at.SchemaReasons = fp(sc.Value), sc.Reasons
+		}
+		if v.Properties {
+			at.PropertiesScore, at.PropertiesReasons = fp(sc.Value), sc.Reasons
+		}
+		return nil
 	}
 	if v.Schema {
 		sc := check.Schema(v.Language, at.Query, s)

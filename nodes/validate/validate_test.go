@@ -167,8 +167,9 @@ func TestCypherCannedSchema(t *testing.T) {
 			verdict{Class: item.ClassSchema, SyntaxValid: bp(true), Safe: bp(true), SchemaScore: fp(1), PropsScore: fp(0)}},
 		{"unknown label fails below min_schema_score", "MATCH (p:Persn) RETURN p",
 			verdict{Class: item.ClassSchema, SyntaxValid: bp(true), Safe: bp(true), SchemaScore: fp(0), SchemaReason: "node label Persn does not exist"}},
-		{"syntax error keeps the scores", "MATCH (p:Person) RETRN p.name",
-			verdict{Class: item.ClassSyntax, SyntaxValid: bp(false), Safe: bp(true), SchemaScore: fp(1), PropsScore: fp(1)}},
+		{"syntax error scores 0", "MATCH (p:Person) RETRN p.name",
+			verdict{Class: item.ClassSyntax, SyntaxValid: bp(false), Safe: bp(true), SchemaScore: fp(0), PropsScore: fp(0),
+				SchemaReason: "query does not parse, so the schema was not checked: the syntax check failed"}},
 		{"write", "MATCH (p:Person) DETACH DELETE p",
 			verdict{Class: item.ClassSafety, SyntaxValid: bp(true), Safe: bp(false), SchemaScore: fp(1)}},
 	}

@@ -2,7 +2,7 @@ dataset "d" {
   source = "q.jsonl"
 }
 engine "main" {
-  kind = "sqlit" # ERROR: Cannot create engine
+  kind = "sqlit" # ERROR: Unknown engine kind
   path = "t.sqlite"
 }
 stage "generate" {
