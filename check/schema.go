@@ -56,12 +56,75 @@ func Schema(lang, query string, s *engine.Schema) Score {
 	case SQL:
 		return schemaSQL(q, s)
 	case Cypher:
+		if why := cypherUnparsable(q); why != "" {
+			return Unparsable(why)
+		}
 		sc, _, _ := cypherScores(q, GraphFromSchema(s))
 		return sc
 	case SPARQL:
 		return schemaSPARQL(q, s, nil)
 	}
 	return Score{Value: 1}
+}
+
+// Unparsable is the schema and properties score of a query that does not
+// parse: 0, with the parse failure as its reason. A query that does not
+// parse cannot be checked against the schema, so the score must not reward
+// it; the Metrics Reference Documentation's KG Valid requires the syntax
+// validator to pass before schema and properties count, and CyVer's
+// 1-when-nothing-extracted rule is for queries that parse
+// (docs/validation.md).
+func Unparsable(why string) Score {
+	return Score{Value: 0, Reasons: []string{"query does not parse, so the schema was not checked: " + why}}
+}
+
+// closedQuote reports whether the quoted token s ends with its opening
+// quote, not escaped by a backslash.
+func closedQuote(s string) bool {
+	n := len(s)
+	if n < 2 || s[n-1] != s[0] {
+		return false
+	}
+	bs := 0
+	for i := n - 2; i > 0 && s[i] == '\\'; i-- {
+		bs++
+	}
+	return bs%2 == 0
+}
+
+// cypherUnparsable returns why q cannot be a Cypher query as far as the
+// lexer can tell (empty, unbalanced brackets, an unterminated string or
+// quoted name), or "" when it may parse. The engine's own syntax check
+// (the validate stage's syntax = true) catches everything else.
+func cypherUnparsable(q string) string {
+	sig := sigToks(lexCypher(q, true))
+	if len(sig) == 0 {
+		return "empty query"
+	}
+	var stack []byte
+	closer := map[string]byte{")": '(', "]": '[', "}": '{'}
+	for _, t := range sig {
+		switch t.Kind {
+		case tString, tQuoted:
+			if !closedQuote(t.Text) {
+				return "unterminated " + map[bool]string{true: "string", false: "quoted name"}[t.Kind == tString]
+			}
+		case tPunct:
+			switch t.Text {
+			case "(", "[", "{":
+				stack = append(stack, t.Text[0])
+			case ")", "]", "}":
+				if len(stack) == 0 || stack[len(stack)-1] != closer[t.Text] {
+					return "unbalanced " + t.Text
+				}
+				stack = stack[:len(stack)-1]
+			}
+		}
+	}
+	if len(stack) > 0 {
+		return "unclosed " + string(stack[len(stack)-1])
+	}
+	return ""
 }
 
 // Properties is CyVer's PropertiesValidator precision for a Cypher query:
@@ -74,7 +137,11 @@ func Properties(lang, query string, s *engine.Schema) (sc Score, ok bool) {
 	if s == nil || !strings.EqualFold(lang, Cypher) {
 		return Score{}, false
 	}
-	_, p, ok := cypherScores(normalize(query), GraphFromSchema(s))
+	q := normalize(query)
+	if why := cypherUnparsable(q); why != "" {
+		return Unparsable(why), true
+	}
+	_, p, ok := cypherScores(q, GraphFromSchema(s))
 	return p, ok
 }
 

@@ -1,6 +1,7 @@
 package check
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -165,5 +166,29 @@ func TestGraphFromSchema(t *testing.T) {
 	g = GraphFromSchema(&engine.Schema{Tables: []engine.TableInfo{{Name: "A"}, {Name: "R"}}})
 	if _, ok := g.Types["R"]; !ok || g.Paths != nil {
 		t.Errorf("no foreign keys: types %v, paths %v", g.Types, g.Paths)
+	}
+}
+
+// TestCypherUnparsableScoresZero: a Cypher query the lexer already knows
+// cannot parse scores 0 on schema and properties (never CyVer's
+// nothing-extracted 1), with the reason recorded.
+func TestCypherUnparsableScoresZero(t *testing.T) {
+	s := &engine.Schema{Tables: []engine.TableInfo{{Name: "Person", Columns: []engine.ColumnInfo{{Name: "name"}}}}}
+	for q, why := range map[string]string{
+		"":                                        "empty query",
+		"  // only a comment\n":                   "empty query",
+		"MATCH (p:Person RETURN p.name":           "unclosed (",
+		"MATCH (p:Person)) RETURN p":              "unbalanced )",
+		"MATCH (p:Person {name: 'Al}) RETURN p":   "unterminated string",
+		`MATCH (p:Person {name: 'Al\'}) RETURN p`: "unterminated string",
+	} {
+		sc := Schema(Cypher, q, s)
+		p, ok := Properties(Cypher, q, s)
+		if sc.Value != 0 || len(sc.Reasons) != 1 || !strings.HasSuffix(sc.Reasons[0], why) || !ok || p.Value != 0 {
+			t.Errorf("%q: schema %+v, properties %+v %v; want 0 because %s", q, sc, p, ok, why)
+		}
+	}
+	if sc := Schema(Cypher, `MATCH (p:Person {name: 'It\'s'}) RETURN p.name`, s); sc.Value != 1 {
+		t.Errorf("escaped quote: schema %+v, want 1", sc)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/ext/dynblock"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
 )
@@ -54,7 +55,10 @@ var stageCommonSchema = []hcl.AttributeSchema{{Name: "kind"}, {Name: "input"}, {
 
 func decodeStageBlock(block *hcl.Block, ctx *hcl.EvalContext) (*Stage, hcl.Diagnostics) {
 	content, remain, diags := block.Body.PartialContent(&hcl.BodySchema{Attributes: stageCommonSchema})
-	s := &Stage{Name: block.Labels[0], Body: remain, Ctx: ctx, DeclRange: block.DefRange, KindRange: block.LabelRanges[0]}
+	// dynamic "metric" { for_each = …; content { … } } blocks expand as in
+	// Terraform (hcl/ext/dynblock), so a pipeline can add blocks only when
+	// a variable asks for them.
+	s := &Stage{Name: block.Labels[0], Body: dynblock.Expand(remain, ctx), Ctx: ctx, DeclRange: block.DefRange, KindRange: block.LabelRanges[0]}
 	a := &Attrs{Content: content, Ctx: ctx, Range: block.DefRange}
 	s.Kind = a.String("kind", "")
 	if e := a.Expr("kind"); e != nil {

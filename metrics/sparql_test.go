@@ -284,6 +284,15 @@ func TestSPARQLCountProjections(t *testing.T) {
 		{"", 0},                            // no query
 		{"SELECT\n?a\n?b\nWHERE\n{ }", 2},  // newlines
 		{"PREFIX x: <y> SELECT ?a WHERE { SELECT ?b ?c WHERE {} }", 1},
+		// A sub-select under an outer SELECT without WHERE: the regex runs
+		// to the inner WHERE, so "{" "SELECT" "?b" count too.
+		{"SELECT ?a { SELECT ?b WHERE {} }", 4},
+		{"SELECT ?a # the id\nWHERE {}", 4},         // comments are not skipped
+		{"SELECT ?a ( STR(?b) AS ?s ) WHERE {}", 2}, // spaces inside parentheses
+		{"SELECT distinct ?a ?b WHERE {}", 2},
+		{"SELECT\x1c?a\x1d?b\x1fWHERE {}", 2}, // Python's isspace includes \x1c-\x1f
+		{"SELECT *\nWHERE { ?s ?p ?o }", 1},
+		{"select (count(*) as ?n) where {}", 1},
 	}
 	for _, c := range cases {
 		if got := CountSPARQLProjections(c.q); got != c.want {
@@ -564,7 +573,14 @@ func TestSPARQLRegisteredMetrics(t *testing.T) {
 		rec  *item.Record
 		want item.Score
 	}{
-		{"arity_f1", nil, sparqlRecord(gold, pred, "", ""), item.Score{Name: "arity_f1", Value: 1}},
+		{"arity_f1", Options{"from": "result"}, sparqlRecord(gold, pred, "", ""), item.Score{Name: "arity_f1", Value: 1}},
+		// compare = buildingqa takes arity from the queries by default, as
+		// BuildingQA's agent logs it: 3 projected vs 1, whatever the rows.
+		{"arity_f1", nil, sparqlRecord(gold, pred, "SELECT ?a ?b (COUNT(?c) AS ?n) WHERE {}", "SELECT DISTINCT ?a WHERE {}"), item.Score{Name: "arity_f1", Value: 0.5}},
+		{"arity_f1", Options{"profile": "buildingqa"}, sparqlRecord(gold, pred, "SELECT ?a WHERE {}", "SELECT ?a ?b WHERE {}"), item.Score{Name: "arity_f1", Value: 2.0 / 3}},
+		// The rows variant stays an option, and strict keeps it as default.
+		{"arity_f1", Options{"profile": "buildingqa", "from": "result"}, sparqlRecord(gold, pred, "SELECT ?a WHERE {}", "SELECT ?a ?b WHERE {}"), item.Score{Name: "arity_f1", Value: 1}},
+		{"arity_f1", Options{"profile": "strict"}, sparqlRecord(gold, pred, "SELECT ?a WHERE {}", "SELECT ?a ?b WHERE {}"), item.Score{Name: "arity_f1", Value: 1}},
 		{"arity_f1", Options{"from": "query"}, sparqlRecord(gold, pred, "SELECT ?a ?b WHERE {}", "SELECT ?a WHERE {}"), item.Score{Name: "arity_f1", Value: 2.0 / 3}},
 		{"entity_set_f1", nil, sparqlRecord(gold, pred, "", ""), item.Score{Name: "entity_set_f1", Value: 0.8}},
 		{"row_match_f1", nil, sparqlRecord(gold, pred, "", ""), item.Score{Name: "row_match_f1", Value: 0.8}},

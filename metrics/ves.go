@@ -30,7 +30,7 @@ import (
 //
 // bird_ves is the per-item reward and bird_r_ves the per-item √reward · 100,
 // whose mean over items (aggregates.parquet) is compute_ves's value.
-// docs/metrics-ves.md documents the metric and its deviations.
+// docs/metrics.md ("BIRD R-VES") documents the metric and its deviations.
 
 // DefaultVESRepeat is evaluation_ves.py's iterate_num: the default of
 // run_sqls_parallel, which its __main__ does not override.

@@ -39,6 +39,16 @@ variable "databases" {
   description = "Spider's database directory: <db_id>/<db_id>.sqlite for every db_id (relative to the current directory)."
 }
 
+variable "tables" {
+  type        = string
+  default     = "auto"
+  description = "Spider's tables.json for exact-set-match (spider_esm, spider_esm_2018, spider_hardness): auto = tables.json beside the dataset when it is there; \"\" = off; or a path (relative to the current directory)."
+  validation {
+    condition     = contains(["auto", ""], var.tables) || fileexists(fromcwd(var.tables))
+    error_message = "tables: no such file (give Spider's tables.json, \"auto\" or \"\")"
+  }
+}
+
 variable "model" {
   type        = string
   default     = ""
@@ -119,6 +129,8 @@ variable "concurrency" {
 
 locals {
   databases = trimsuffix(fromcwd(var.databases), "/")
+  beside    = regex_replace(fromcwd(var.dataset), "[^/]*$", "tables.json")
+  tables    = var.tables == "" ? "" : (var.tables != "auto" ? fromcwd(var.tables) : (fileexists(local.beside) ? local.beside : ""))
 }
 
 dataset "questions" {
@@ -179,6 +191,14 @@ stage "score" {
 
   metric "ex" {
     compare = var.compare
+  }
+  dynamic "metric" {
+    for_each = local.tables == "" ? [] : ["spider_esm", "spider_esm_2018", "spider_hardness"]
+    labels   = [metric.value]
+    content {
+      tables    = local.tables
+      databases = local.databases
+    }
   }
 }
 

@@ -68,6 +68,12 @@ variable "compare" {
   }
 }
 
+variable "tables" {
+  type        = string
+  default     = ""
+  description = "Spider's tables.json: adds spider_esm, spider_esm_2018 and spider_hardness (exact-set-match as Spider's evaluation.py; schemas from <databases>/<db>/<db>.sqlite)."
+}
+
 variable "timeout" {
   type        = string
   default     = "30s"
@@ -149,6 +155,14 @@ stage "score" {
   metric "bird_soft_f1" {}
   metric "pass_at_k" {
     k = var.k
+  }
+  dynamic "metric" {
+    for_each = var.tables == "" ? [] : ["spider_esm", "spider_esm_2018", "spider_hardness"]
+    labels   = [metric.value]
+    content {
+      tables    = fromcwd(var.tables)
+      databases = local.databases
+    }
   }
 }
 

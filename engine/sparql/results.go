@@ -44,9 +44,14 @@ const (
 	// TermsValue (the default) gives what a SPARQL JSON result's "value"
 	// field holds, which is what the BuildingQA and TEXT2SPARQL scorers
 	// compare: an IRI bare (http://x/y), a literal's lexical form without
-	// its language tag or datatype, except that xsd integer types become
-	// int64, xsd:decimal/double/float float64 and xsd:boolean bool when the
-	// lexical form parses; a blank node "_:label".
+	// its language tag or datatype; a blank node "_:label". A numeric or
+	// boolean literal becomes int64 (xsd integer types), float64
+	// (xsd:decimal/double/float) or bool only when that value prints back
+	// (table.Format) to exactly the endpoint's lexical form, so the lexical
+	// form always survives from the endpoint to the metric: "42" is
+	// int64(42) and "2.5" float64(2.5), but "1234567890123456789.5",
+	// "0.0000001", "1.0", "007" and "INF" stay strings (a float64 round
+	// trip would print them differently).
 	TermsValue = "value"
 	// TermsNTriples gives every term as a string in N-Triples syntax:
 	// <http://x/y>, "chat"@fr, "1"^^<http://www.w3.org/2001/XMLSchema#integer>,
@@ -79,6 +84,15 @@ func (t Term) Normal(terms string) table.Value {
 		}
 		return s
 	}
+	if v := t.typedValue(); v != nil && table.Format(v) == t.Value {
+		return v
+	}
+	return t.Value
+}
+
+// typedValue is the Go value of a numeric or boolean literal, nil for other
+// terms or when the lexical form does not parse.
+func (t Term) typedValue() table.Value {
 	switch {
 	case intTypes[t.Datatype]:
 		if n, err := strconv.ParseInt(strings.TrimSpace(strings.TrimPrefix(t.Value, "+")), 10, 64); err == nil {
@@ -96,7 +110,7 @@ func (t Term) Normal(terms string) table.Value {
 			return false
 		}
 	}
-	return t.Value
+	return nil
 }
 
 // parseXSDFloat parses xsd:double/float/decimal lexical forms, including

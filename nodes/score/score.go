@@ -59,7 +59,7 @@ type itemMetric struct {
 // compare option: they are BIRD's scorers.
 func officialProfile(name string, opts metrics.Options) bool {
 	switch name {
-	case "bird_soft_f1", "bird_ves", "bird_r_ves":
+	case "bird_soft_f1", "bird_ves", "bird_r_ves", "spider_esm", "spider_esm_2018", "spider_hardness":
 		return true
 	}
 	for _, k := range []string{"compare", "profile"} {
