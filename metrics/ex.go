@@ -54,7 +54,9 @@ type Profile struct {
 	// TestSuiteRewrite applies test-suite's text rewrites before execution:
 	// the prediction's raw replace("value", "1") (evaluation.py),
 	// sqltext.Postprocess on both queries, and sqltext.ReplaceCurYear at
-	// execution. A query whose text changes is re-executed.
+	// execution. A query whose text changes is re-executed. It also makes
+	// the prediction follow test-suite's execution path whatever the
+	// attempt's status (exTestSuitePred).
 	TestSuiteRewrite bool
 	// StripDistinct removes every DISTINCT token from both queries
 	// (sqltext.StripDistinct) and re-executes the queries that changed.
@@ -89,6 +91,12 @@ var ProfileEvalflow = Profile{Name: "evalflow", Semantics: Bag, Order: RowOrderA
 //     give equal lists (order matters) or equal multisets (bag semantics);
 //   - values compare with Python ==: 1 == 1.0, '1' != 1, None == None, floats
 //     exactly;
+//   - the prediction's verdict comes from the rewritten text alone, as
+//     test-suite never runs the raw one: a raw prediction that failed or
+//     that validate refused (syntax, safety, schema) is still run
+//     rewritten; the attempt keeps its own status (exTestSuitePred);
+//   - several statements after rewriting score 0 (Python's sqlite3 refuses
+//     them); a statement that is not read-only is never run and scores 0;
 //   - a failing prediction scores 0; a failing gold is an error for the item
 //     (test-suite aborts the whole run).
 //

@@ -354,6 +354,73 @@ func TestEXMetric(t *testing.T) {
 	}
 }
 
+// TestPyOneStatement pins when Python's sqlite3 (CPython 3.11, measured)
+// refuses a text as several statements.
+func TestPyOneStatement(t *testing.T) {
+	for q, refused := range map[string]bool{
+		"SELECT 1; DROP TABLE t": true,
+		"SELECT 1;;":             true,
+		";SELECT 1; SELECT 2":    true,
+		"SELECT 1; -- x":         false,
+		"SELECT 1; /* x */ ":     false,
+		"SELECT 1;\n":            false,
+		"SELECT 1 -- c\n; ":      false,
+		";SELECT 1":              false,
+		"; ;SELECT 1":            false,
+		";;":                     false,
+		"":                       false,
+		"SELECT ';' FROM t":      false,
+	} {
+		if err := pyOneStatement(q); (err != nil) != refused {
+			t.Errorf("pyOneStatement(%q) = %v, want refused %v", q, err, refused)
+		}
+	}
+}
+
+// TestEXTestSuiteAttempts: under a testsuite profile an attempt validate
+// refused is still run as test-suite would run it, and needs the engine to
+// be; an attempt without a query scores 0 without running anything.
+func TestEXTestSuiteAttempts(t *testing.T) {
+	ctx := context.Background()
+	one := exT(r(int64(1)))
+	ts := exNewMetric(t, "ex", Options{"compare": "testsuite"})
+	refused := func() *item.Attempt {
+		a := &item.Attempt{Query: "SELECT a FROM t WHERE a > = 1", Validated: true}
+		a.SetError(item.ClassSyntax, "near \"=\": syntax error")
+		return a
+	}
+	var ran []string
+	exec := func(_ context.Context, q string) (*table.Table, error) {
+		ran = append(ran, q)
+		return one, nil
+	}
+	rec := exRecord(one, []*item.Attempt{refused()})
+	if got := ts.Score(ctx, Input{Record: rec, Exec: exec}); got.Value != 1 || got.Err != "" {
+		t.Errorf("refused raw, runnable after postprocess: %+v", got)
+	}
+	if diff := cmp.Diff([]string{"SELECT a FROM t WHERE a >= 1"}, ran); diff != "" {
+		t.Errorf("ran (-want +got):\n%s", diff)
+	}
+	if got := ts.Score(ctx, Input{Record: exRecord(one, []*item.Attempt{refused()})}); !strings.Contains(got.Err, "needs an engine") {
+		t.Errorf("without engine: %+v", got)
+	}
+	if got := exNewMetric(t, "ex", nil).Score(ctx, Input{Record: exRecord(one, []*item.Attempt{refused()}), Exec: exec}); got.Value != 0 || got.Err != "" {
+		t.Errorf("evalflow profile scores the refused attempt: %+v", got)
+	}
+	ran = nil
+	gen := &item.Attempt{}
+	gen.SetError(item.ClassGeneration, "no query in the reply")
+	for _, a := range []*item.Attempt{gen, exAttempt("  ", nil)} {
+		rec := exRecord(exT(), []*item.Attempt{a})
+		if got := ts.Score(ctx, Input{Record: rec, Exec: exec}); got.Value != 0 || got.Err != "" || *a.Match {
+			t.Errorf("no query (%q): %+v", a.ErrorClass, got)
+		}
+	}
+	if len(ran) != 0 {
+		t.Errorf("ran %q for attempts without a query", ran)
+	}
+}
+
 func TestPassMetrics(t *testing.T) {
 	ctx := context.Background()
 	yes, no := true, false

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"database/sql"
 	"encoding/csv"
 	"encoding/json"
 	"errors"
@@ -10,54 +9,11 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
-	"path/filepath"
 	"strings"
 	"text/tabwriter"
 
-	duckdb "github.com/duckdb/duckdb-go/v2"
-
-	"github.com/evalflow/evalflow/rundir"
+	"github.com/evalflow/evalflow/runsql"
 )
-
-// runViews opens an in-memory DuckDB (embedded: no duckdb CLI needed) with
-// a run directory's items, attempts and aggregates as views. A run that is
-// still going or was interrupted has no merged files yet: its views read the
-// finished items from parts/, and partial says so.
-func runViews(ctx context.Context, dir string) (db *sql.DB, partial bool, err error) {
-	if _, err := os.Stat(filepath.Join(dir, rundir.ManifestName)); err != nil {
-		return nil, false, fmt.Errorf("%s is not a run directory (no %s)", dir, rundir.ManifestName)
-	}
-	c, err := duckdb.NewConnector("", nil)
-	if err != nil {
-		return nil, false, err
-	}
-	db = sql.OpenDB(c)
-	quote := func(p string) string { return "'" + strings.ReplaceAll(p, "'", "''") + "'" }
-	for _, v := range []struct{ name, file, part string }{
-		{"items", rundir.ItemsFile, "items-*.parquet"},
-		{"attempts", rundir.AttemptsFile, "attempts-*.parquet"},
-		{"aggregates", rundir.AggregatesFile, ""},
-	} {
-		src := ""
-		if _, err := os.Stat(filepath.Join(dir, v.file)); err == nil {
-			src = fmt.Sprintf("read_parquet(%s)", quote(filepath.Join(dir, v.file)))
-		} else if v.part != "" {
-			if m, _ := filepath.Glob(filepath.Join(dir, rundir.PartsDir, v.part)); len(m) > 0 {
-				src = fmt.Sprintf("read_parquet(%s, union_by_name = true)", quote(filepath.Join(dir, rundir.PartsDir, v.part)))
-				partial = true
-			}
-		}
-		if src == "" {
-			continue // no such table yet (aggregates of an unfinished run)
-		}
-		if _, err := db.ExecContext(ctx, fmt.Sprintf("CREATE VIEW %s AS SELECT * FROM %s", v.name, src)); err != nil {
-			db.Close()
-			return nil, false, fmt.Errorf("reading %s: %w", v.name, err)
-		}
-	}
-	return db, partial, nil
-}
 
 // cmdQuery runs SQL over a run directory with the embedded DuckDB.
 func cmdQuery(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -78,7 +34,7 @@ func cmdQuery(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "evalflow query: -format must be text, csv or json, not %q\n", *format)
 		return exitConfig
 	}
-	db, partial, err := runViews(ctx, pos[0])
+	db, partial, err := runsql.Open(ctx, pos[0])
 	if err != nil {
 		fmt.Fprintf(stderr, "evalflow query: %v\n", err)
 		return exitRun

@@ -12,6 +12,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/evalflow/evalflow/rundir"
+	"github.com/evalflow/evalflow/runsql"
 )
 
 // cmdShow prints a run's summary again, from its directory; -by COL groups
@@ -35,7 +36,7 @@ func cmdShow(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "evalflow show: %s is not a run directory (no readable manifest.json)\n", dir)
 		return exitRun
 	}
-	db, partial, err := runViews(ctx, dir)
+	db, partial, err := runsql.Open(ctx, dir)
 	if err != nil {
 		fmt.Fprintf(stderr, "evalflow show: %v\n", err)
 		return exitRun

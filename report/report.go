@@ -1,0 +1,756 @@
+// Package report renders evaluation runs as one self-contained HTML file
+// (docs/report.md): the run header, metric table with confidence
+// intervals, accuracy by group with interval whiskers, error classes,
+// latency and cost, the refinement curve, the items (wrong and errored
+// first) and, for several runs or sweep cells, their paired differences.
+// Plots are SVG drawn in Go (gonum/plot) and inlined; the file references
+// nothing outside itself.
+//
+// Every number the page shows carries its full-precision value and where
+// it came from (data-key, data-value), so a test can read the page and
+// check it against the Parquet files.
+package report
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/evalflow/evalflow/compare"
+	"github.com/evalflow/evalflow/rundir"
+	"github.com/evalflow/evalflow/runsql"
+	"github.com/evalflow/evalflow/stats"
+)
+
+// DefaultMaxItems bounds the item table: the first this many items, wrong
+// and errored first; the page says how many it leaves out.
+const DefaultMaxItems = 500
+
+// DiffResamples are the bootstrap resamples of each paired difference.
+const DiffResamples = 2000
+
+// groupResamples are the bootstrap resamples of an interval the report
+// computes itself (a group aggregates.parquet does not hold), as the run's
+// aggregate stage does.
+const groupResamples = 2000
+
+// Options tune a report. The zero value is usable.
+type Options struct {
+	// MaxItems bounds the item table (0: DefaultMaxItems; negative: no items).
+	MaxItems int
+	// Version is the evalflow version writing the report.
+	Version string
+}
+
+// Report is everything a report page shows.
+type Report struct {
+	Version string
+	Runs    []*Run
+	// Diffs are the paired differences: each sweep run's cells against its
+	// first cell, and each run against the first run.
+	Diffs []Diff
+	// DiffNotes say which pairs could not be compared, and why.
+	DiffNotes []string
+}
+
+// Run is one run directory's part of the page.
+type Run struct {
+	Index    int
+	Dir      string
+	Manifest *rundir.Manifest
+	// Partial: the run has not finished (or was interrupted); the numbers
+	// are over the items finished so far (parts/).
+	Partial   bool
+	Variables []KV
+	Hashes    []KV
+	Cells     []string // sweep cell ids in manifest order; nil outside a sweep
+	Metrics   []string // metric columns of items
+	Primary   string   // the metric the group charts and item order use
+	Binary    map[string]bool
+
+	MetricRows []Stat
+	Groups     []Group
+	Statuses   []Count
+	Classes    []Count
+	Latency    []Latency
+	Costs      []Cost
+	Refine     []RefinePoint
+	RefineSVG  string
+	Items      []Item
+	ItemsTotal int
+	ItemsShown int
+	WrongTotal int // items wrong or errored
+}
+
+// KV is a labelled value of the header.
+type KV struct{ Key, Value, Note string }
+
+// Stat is a metric's mean over a group with its interval.
+type Stat struct {
+	Source   string // "aggregates" (read from aggregates.parquet) or "items" (computed here)
+	Cell     string
+	GroupBy  string // "all" for the whole run (cell)
+	Group    string
+	Metric   string
+	Items    int64
+	N        int64
+	Mean     sql.NullFloat64
+	CILow    sql.NullFloat64
+	CIHigh   sql.NullFloat64
+	CIMethod string
+}
+
+// Category is the value of by the row stands for: its cell for "cell".
+func (s Stat) Category(by string) string {
+	if by == "cell" {
+		return s.Cell
+	}
+	return s.Group
+}
+
+// Group is the primary metric by one column, with its chart.
+type Group struct {
+	By   string
+	Rows []Stat
+	SVG  string
+}
+
+// Count is a number of items with a value of a column.
+type Count struct {
+	Cell, Value string
+	N           int64
+}
+
+// Latency summarises one timing column.
+type Latency struct {
+	Cell, Table, Column, Label string
+	N                          int64
+	Mean, P50, P90, P99, Max   sql.NullFloat64
+}
+
+// Cost is what the model calls of a cell used.
+type Cost struct {
+	Cell                      string
+	Calls, CacheHits          int64
+	InputTokens, OutputTokens int64
+	Cost                      float64
+}
+
+// RefinePoint is the share of items whose sample 0 had passed by an attempt.
+type RefinePoint struct {
+	Cell    string
+	Attempt int64
+	Passed  int64
+	Items   int64
+}
+
+// Rate is Passed/Items.
+func (p RefinePoint) Rate() float64 { return float64(p.Passed) / float64(p.Items) }
+
+// Item is one row of the item table.
+type Item struct {
+	Seq                                   int64
+	ID, Cell, Question, DB, Gold, Pred    string
+	Status, ErrorClass, Error, ErrMessage string
+	GoldError                             string
+	GoldRows, PredRows, Attempts          sql.NullInt64
+	Values                                []MetricValue
+	Wrong                                 bool
+}
+
+// MetricValue is one metric of an item.
+type MetricValue struct {
+	Metric string
+	Value  sql.NullFloat64
+}
+
+// Diff is one paired comparison (compare.Compare) of B against A.
+type Diff struct {
+	A, B string
+	Res  *compare.Result
+}
+
+// Build reads the run directories and computes the report.
+func Build(ctx context.Context, dirs []string, o Options) (*Report, error) {
+	if len(dirs) == 0 {
+		return nil, errors.New("no run directory given")
+	}
+	if o.MaxItems == 0 {
+		o.MaxItems = DefaultMaxItems
+	}
+	rep := &Report{Version: o.Version}
+	for i, dir := range dirs {
+		r, err := buildRun(ctx, i, dir, o)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", dir, err)
+		}
+		rep.Runs = append(rep.Runs, r)
+	}
+	if err := rep.diffs(ctx); err != nil {
+		return nil, err
+	}
+	return rep, nil
+}
+
+func buildRun(ctx context.Context, index int, dir string, o Options) (*Run, error) {
+	m, err := rundir.Previous(dir)
+	if err != nil {
+		return nil, err
+	}
+	if m == nil {
+		return nil, fmt.Errorf("not a run directory (no %s)", rundir.ManifestName)
+	}
+	db, partial, err := runsql.Open(ctx, dir)
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	r := &Run{Index: index, Dir: dir, Manifest: m, Partial: partial || m.Status == "running", Binary: map[string]bool{}}
+	for _, b := range m.BinaryMetrics {
+		r.Binary[b] = true
+	}
+	r.header()
+	for _, c := range m.Cells {
+		r.Cells = append(r.Cells, c.ID)
+	}
+	cols, err := runsql.Columns(ctx, db, "items")
+	if err != nil {
+		return nil, err
+	}
+	if len(cols) == 0 {
+		return r, nil // nothing finished yet
+	}
+	r.Metrics = metricColumns(cols)
+	switch {
+	case slices.Contains(r.Metrics, "ex"):
+		r.Primary = "ex"
+	case len(m.BinaryMetrics) > 0 && slices.Contains(r.Metrics, m.BinaryMetrics[0]):
+		r.Primary = m.BinaryMetrics[0]
+	case len(r.Metrics) > 0:
+		r.Primary = r.Metrics[0]
+	}
+	q := &querier{ctx: ctx, db: db, cols: cols, seed: m.CISeed}
+	if q.seed == 0 {
+		q.seed = 1
+	}
+	aggCols, err := runsql.Columns(ctx, db, "aggregates")
+	if err != nil {
+		return nil, err
+	}
+	q.hasAgg = len(aggCols) > 0
+	q.aggCell = slices.Contains(aggCols, "cell")
+	attCols, err := runsql.Columns(ctx, db, "attempts")
+	if err != nil {
+		return nil, err
+	}
+	q.attCols = attCols
+	steps := []func(*Run) error{q.metricTable, q.groups, q.counts, q.latency, q.refine}
+	for _, f := range steps {
+		if err := f(r); err != nil {
+			return nil, err
+		}
+	}
+	if err := q.items(r, o.MaxItems); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// header lists the variables and the hashes the manifest records.
+func (r *Run) header() {
+	m := r.Manifest
+	for _, v := range m.Variables {
+		r.Variables = append(r.Variables, KV{Key: v.Name, Value: jsonText(v.Value), Note: v.Source})
+	}
+	r.Hashes = append(r.Hashes, KV{Key: "pipeline", Value: m.PipelineHash, Note: m.Pipeline})
+	if m.Dataset.SHA256 != "" {
+		r.Hashes = append(r.Hashes, KV{Key: "dataset", Value: m.Dataset.SHA256, Note: m.Dataset.Path})
+	}
+	for _, in := range m.Inputs {
+		r.Hashes = append(r.Hashes, KV{Key: in.Name, Value: in.SHA256, Note: in.Path})
+	}
+	for _, md := range m.Models {
+		for _, k := range slices.Sorted(maps.Keys(md.PromptSHA256)) {
+			r.Hashes = append(r.Hashes, KV{Key: "model." + md.Name + " " + k, Value: md.PromptSHA256[k]})
+		}
+	}
+}
+
+// metricColumns are the float columns between duration_ms and
+// metric_errors (docs/output.md: one column per metric).
+func metricColumns(cols []string) []string {
+	i, j := slices.Index(cols, "duration_ms"), slices.Index(cols, "metric_errors")
+	if i < 0 || j < 0 || j <= i {
+		return nil
+	}
+	return slices.Clone(cols[i+1 : j])
+}
+
+type querier struct {
+	ctx     context.Context
+	db      *sql.DB
+	cols    []string
+	attCols []string
+	hasAgg  bool
+	aggCell bool
+	seed    uint64
+}
+
+func (q *querier) has(col string) bool { return slices.Contains(q.cols, col) }
+
+// cellExpr is the cell column, or ” outside a sweep.
+func (q *querier) cellExpr(cols []string) string {
+	if slices.Contains(cols, "cell") {
+		return "coalesce(cell, '')"
+	}
+	return "''"
+}
+
+// metricTable reads every metric's overall mean and interval per cell from
+// aggregates.parquet; a run without it (unfinished) gets them computed over
+// its finished items.
+func (q *querier) metricTable(r *Run) error {
+	if q.hasAgg {
+		rows, err := q.aggRows("group_by = 'all'")
+		if err != nil {
+			return err
+		}
+		r.MetricRows = rows
+		return nil
+	}
+	for _, m := range r.Metrics {
+		rows, err := q.computeGroup(r, "", m)
+		if err != nil {
+			return err
+		}
+		r.MetricRows = append(r.MetricRows, rows...)
+	}
+	return nil
+}
+
+// aggRows reads aggregates rows, in file order.
+func (q *querier) aggRows(where string) ([]Stat, error) {
+	cell := "''"
+	if q.aggCell {
+		cell = "coalesce(cell, '')"
+	}
+	rows, err := q.db.QueryContext(q.ctx, fmt.Sprintf(`SELECT %s, group_by, coalesce("group", ''), metric, items, n, mean, ci_low, ci_high, coalesce(ci_method, '')
+		FROM aggregates WHERE %s`, cell, where))
+	if err != nil {
+		return nil, fmt.Errorf("reading aggregates: %w", err)
+	}
+	defer rows.Close()
+	var out []Stat
+	for rows.Next() {
+		s := Stat{Source: "aggregates"}
+		if err := rows.Scan(&s.Cell, &s.GroupBy, &s.Group, &s.Metric, &s.Items, &s.N, &s.Mean, &s.CILow, &s.CIHigh, &s.CIMethod); err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, rows.Err()
+}
+
+// computeGroup computes metric's mean per cell (and per value of by, when
+// set) over the items not in error or cancelled, with a Wilson interval
+// for a 0/1 metric and a seeded percentile bootstrap otherwise — what the
+// aggregate stage does, for groups aggregates.parquet does not hold.
+func (q *querier) computeGroup(r *Run, by, metric string) ([]Stat, error) {
+	g, groupBy := "''", "all"
+	if by != "" {
+		g, groupBy = fmt.Sprintf("coalesce(CAST(%s AS VARCHAR), '')", runsql.Ident(by)), by
+	}
+	rows, err := q.db.QueryContext(q.ctx, fmt.Sprintf(`SELECT %s AS c, %s AS g, count(*) AS items,
+		list(CAST(%s AS DOUBLE) ORDER BY %s) FILTER (WHERE status <> 'error' AND %s IS NOT NULL AND NOT isnan(%s)) AS vals
+		FROM items WHERE status <> 'cancelled' GROUP BY ALL ORDER BY min(seq)`,
+		q.cellExpr(q.cols), g, runsql.Ident(metric), runsql.Ident(metric), runsql.Ident(metric), runsql.Ident(metric)))
+	if err != nil {
+		return nil, fmt.Errorf("grouping items: %w", err)
+	}
+	defer rows.Close()
+	var out []Stat
+	for rows.Next() {
+		s := Stat{Source: "items", GroupBy: groupBy, Metric: metric}
+		var vals duckList
+		if err := rows.Scan(&s.Cell, &s.Group, &s.Items, &vals); err != nil {
+			return nil, err
+		}
+		x := vals.floats
+		s.N = int64(len(x))
+		if len(x) > 0 {
+			sum := 0.0
+			ones := 0
+			for _, v := range x {
+				sum += v
+				if v == 1 {
+					ones++
+				}
+			}
+			s.Mean = sql.NullFloat64{Float64: sum / float64(len(x)), Valid: true}
+			var lo, hi float64
+			if r.Binary[metric] {
+				lo, hi = stats.Wilson(ones, len(x), 0.95)
+				s.CIMethod = "wilson"
+			} else {
+				lo, hi = stats.BootstrapMeanCI(x, groupResamples, q.seed, 0.95)
+				s.CIMethod = "bootstrap"
+			}
+			s.CILow = sql.NullFloat64{Float64: lo, Valid: !math.IsNaN(lo)}
+			s.CIHigh = sql.NullFloat64{Float64: hi, Valid: !math.IsNaN(hi)}
+		}
+		out = append(out, s)
+	}
+	return out, rows.Err()
+}
+
+// duckList scans a DuckDB LIST of DOUBLE.
+type duckList struct{ floats []float64 }
+
+func (l *duckList) Scan(src any) error {
+	switch v := src.(type) {
+	case nil:
+		l.floats = nil
+	case []any:
+		l.floats = make([]float64, 0, len(v))
+		for _, x := range v {
+			f, ok := x.(float64)
+			if !ok {
+				return fmt.Errorf("list element %T, want float64", x)
+			}
+			l.floats = append(l.floats, f)
+		}
+	default:
+		return fmt.Errorf("cannot scan %T into a list", src)
+	}
+	return nil
+}
+
+// groups charts the primary metric by every group_by column the run
+// aggregated, by db, and by cell.
+func (q *querier) groups(r *Run) error {
+	if r.Primary == "" {
+		return nil
+	}
+	var bys []string
+	if q.hasAgg {
+		rows, err := q.db.QueryContext(q.ctx, "SELECT DISTINCT group_by FROM aggregates WHERE group_by <> 'all' ORDER BY 1")
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			var b string
+			if err := rows.Scan(&b); err != nil {
+				rows.Close()
+				return err
+			}
+			bys = append(bys, b)
+		}
+		rows.Close()
+		for _, by := range bys {
+			st, err := q.aggRows(fmt.Sprintf("group_by = %s AND metric = %s", runsql.Quote(by), runsql.Quote(r.Primary)))
+			if err != nil {
+				return err
+			}
+			r.Groups = append(r.Groups, Group{By: by, Rows: st})
+		}
+	} else if q.has("difficulty") {
+		bys = append(bys, "difficulty")
+		st, err := q.computeGroup(r, "difficulty", r.Primary)
+		if err != nil {
+			return err
+		}
+		r.Groups = append(r.Groups, Group{By: "difficulty", Rows: st})
+	}
+	if q.has("db") && !slices.Contains(bys, "db") {
+		st, err := q.computeGroup(r, "db", r.Primary)
+		if err != nil {
+			return err
+		}
+		r.Groups = append(r.Groups, Group{By: "db", Rows: st})
+	}
+	if len(r.Cells) > 0 {
+		var st []Stat
+		for _, s := range r.MetricRows {
+			if s.Metric == r.Primary {
+				st = append(st, s)
+			}
+		}
+		r.Groups = append(r.Groups, Group{By: "cell", Rows: st})
+	}
+	for i := range r.Groups {
+		svg, err := groupSVG(r.Groups[i], r.Primary)
+		if err != nil {
+			return err
+		}
+		r.Groups[i].SVG = svg
+	}
+	return nil
+}
+
+// counts are the items by status and by final-attempt error class.
+func (q *querier) counts(r *Run) error {
+	c := q.cellExpr(q.cols)
+	for _, x := range []struct {
+		col string
+		dst *[]Count
+	}{{"status", &r.Statuses}, {"error_class", &r.Classes}} {
+		where := ""
+		if x.col == "error_class" {
+			where = "WHERE coalesce(error_class, '') <> ''"
+		}
+		rows, err := q.db.QueryContext(q.ctx, fmt.Sprintf("SELECT %s, coalesce(%s, ''), count(*) FROM items %s GROUP BY ALL ORDER BY 1, 3 DESC, 2", c, x.col, where))
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			var k Count
+			if err := rows.Scan(&k.Cell, &k.Value, &k.N); err != nil {
+				rows.Close()
+				return err
+			}
+			*x.dst = append(*x.dst, k)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// latency summarises the timing columns, and sums tokens and cost.
+func (q *querier) latency(r *Run) error {
+	type src struct{ table, col, label string }
+	srcs := []src{{"items", "duration_ms", "item: validate + execute, all attempts (ms)"}}
+	for _, s := range []src{
+		{"attempts", "latency_ms", "model call per attempt (ms)"},
+		{"attempts", "validate_ms", "validate per attempt (ms)"},
+		{"attempts", "execute_ms", "execute per attempt (ms)"},
+	} {
+		if slices.Contains(q.attCols, s.col) {
+			srcs = append(srcs, s)
+		}
+	}
+	for _, s := range srcs {
+		cols := q.cols
+		if s.table == "attempts" {
+			cols = q.attCols
+		}
+		c := runsql.Ident(s.col)
+		rows, err := q.db.QueryContext(q.ctx, fmt.Sprintf(`SELECT %s, count(%s), avg(%s), quantile_cont(%s, 0.5), quantile_cont(%s, 0.9), quantile_cont(%s, 0.99), max(%s)
+			FROM %s GROUP BY ALL ORDER BY 1`, q.cellExpr(cols), c, c, c, c, c, c, s.table))
+		if err != nil {
+			return fmt.Errorf("latency: %w", err)
+		}
+		for rows.Next() {
+			l := Latency{Table: s.table, Column: s.col, Label: s.label}
+			if err := rows.Scan(&l.Cell, &l.N, &l.Mean, &l.P50, &l.P90, &l.P99, &l.Max); err != nil {
+				rows.Close()
+				return err
+			}
+			r.Latency = append(r.Latency, l)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+	}
+	if !slices.Contains(q.attCols, "cost") {
+		return nil
+	}
+	rows, err := q.db.QueryContext(q.ctx, fmt.Sprintf(`SELECT %s, count(*), count(*) FILTER (WHERE cache_hit),
+		coalesce(sum(input_tokens), 0), coalesce(sum(output_tokens), 0), coalesce(sum(cost), 0)
+		FROM attempts GROUP BY ALL ORDER BY 1`, q.cellExpr(q.attCols)))
+	if err != nil {
+		return fmt.Errorf("cost: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var c Cost
+		if err := rows.Scan(&c.Cell, &c.Calls, &c.CacheHits, &c.InputTokens, &c.OutputTokens, &c.Cost); err != nil {
+			return err
+		}
+		r.Costs = append(r.Costs, c)
+	}
+	return rows.Err()
+}
+
+// refine computes the refinement curve: per cell and attempt k, the items
+// whose sample 0 had an attempt ≤ k with match = true, over the items with
+// at least one attempt.
+func (q *querier) refine(r *Run) error {
+	if !slices.Contains(q.attCols, "match") || !slices.Contains(q.attCols, "attempt") {
+		return nil
+	}
+	rows, err := q.db.QueryContext(q.ctx, fmt.Sprintf(`WITH a AS (
+			SELECT %s AS cell, seq, min(attempt) FILTER (WHERE match) AS first_pass
+			FROM attempts WHERE sample = 0 GROUP BY ALL),
+		k AS (SELECT DISTINCT attempt FROM attempts WHERE sample = 0)
+		SELECT a.cell, k.attempt, count(*) FILTER (WHERE a.first_pass <= k.attempt), count(*)
+		FROM a, k GROUP BY ALL ORDER BY 1, 2`, q.cellExpr(q.attCols)))
+	if err != nil {
+		return fmt.Errorf("refinement curve: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var p RefinePoint
+		if err := rows.Scan(&p.Cell, &p.Attempt, &p.Passed, &p.Items); err != nil {
+			return err
+		}
+		r.Refine = append(r.Refine, p)
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	if len(r.Refine) > 0 {
+		svg, err := refineSVG(r.Refine)
+		if err != nil {
+			return err
+		}
+		r.RefineSVG = svg
+	}
+	return nil
+}
+
+// items reads the item table: errored first (status not ok, or a final
+// error class), then wrong (primary metric below 1 or null), then the
+// rest, each in run order; at most max rows.
+func (q *querier) items(r *Run, max int) error {
+	wrong := "false"
+	if r.Primary != "" {
+		p := runsql.Ident(r.Primary)
+		wrong = fmt.Sprintf("(%s IS NULL OR isnan(%s) OR %s < 1)", p, p, p)
+	}
+	bad := fmt.Sprintf("(status <> 'ok' OR coalesce(error_class, '') <> '' OR %s)", wrong)
+	if err := q.db.QueryRowContext(q.ctx, fmt.Sprintf("SELECT count(*), count(*) FILTER (WHERE %s) FROM items", bad)).Scan(&r.ItemsTotal, &r.WrongTotal); err != nil {
+		return fmt.Errorf("counting items: %w", err)
+	}
+	if max < 0 {
+		return nil
+	}
+	str := func(col string) string {
+		if q.has(col) {
+			return fmt.Sprintf("coalesce(CAST(%s AS VARCHAR), '')", runsql.Ident(col))
+		}
+		return "''"
+	}
+	num := func(col string) string {
+		if q.has(col) {
+			return runsql.Ident(col)
+		}
+		return "NULL"
+	}
+	sel := []string{"seq", str("id"), q.cellExpr(q.cols), str("question"), str("db"), str("gold"), str("prediction"),
+		str("status"), str("error_class"), str("error"), str("error_message"), str("gold_error"),
+		num("gold_rows"), num("pred_rows"), num("attempts"), bad}
+	for _, m := range r.Metrics {
+		sel = append(sel, runsql.Ident(m))
+	}
+	order := fmt.Sprintf("CASE WHEN status <> 'ok' OR coalesce(error_class, '') <> '' THEN 0 WHEN %s THEN 1 ELSE 2 END, seq", wrong)
+	rows, err := q.db.QueryContext(q.ctx, fmt.Sprintf("SELECT %s FROM items ORDER BY %s LIMIT %d", strings.Join(sel, ", "), order, max))
+	if err != nil {
+		return fmt.Errorf("reading items: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var it Item
+		it.Values = make([]MetricValue, len(r.Metrics))
+		dst := []any{&it.Seq, &it.ID, &it.Cell, &it.Question, &it.DB, &it.Gold, &it.Pred, &it.Status, &it.ErrorClass,
+			&it.Error, &it.ErrMessage, &it.GoldError, &it.GoldRows, &it.PredRows, &it.Attempts, &it.Wrong}
+		for i, m := range r.Metrics {
+			it.Values[i].Metric = m
+			dst = append(dst, &it.Values[i].Value)
+		}
+		if err := rows.Scan(dst...); err != nil {
+			return err
+		}
+		r.Items = append(r.Items, it)
+	}
+	r.ItemsShown = len(r.Items)
+	return rows.Err()
+}
+
+// diffs pairs each sweep run's cells with its first cell, and each later
+// run with the first (cell with cell of the same id, for sweeps).
+func (rep *Report) diffs(ctx context.Context) error {
+	type pair struct{ a, b string }
+	var pairs []pair
+	for _, r := range rep.Runs {
+		for _, c := range r.Cells[min(1, len(r.Cells)):] {
+			pairs = append(pairs, pair{r.Dir + "@" + r.Cells[0], r.Dir + "@" + c})
+		}
+	}
+	if len(rep.Runs) > 1 {
+		first := rep.Runs[0]
+		for _, r := range rep.Runs[1:] {
+			switch {
+			case len(first.Cells) == 0 && len(r.Cells) == 0:
+				pairs = append(pairs, pair{first.Dir, r.Dir})
+			case len(first.Cells) > 0 && len(r.Cells) > 0:
+				n := 0
+				for _, c := range r.Cells {
+					if slices.Contains(first.Cells, c) {
+						pairs = append(pairs, pair{first.Dir + "@" + c, r.Dir + "@" + c})
+						n++
+					}
+				}
+				if n == 0 {
+					rep.DiffNotes = append(rep.DiffNotes, fmt.Sprintf("%s and %s share no sweep cell: compare cells with evalflow compare RUN@CELL RUN@CELL", first.Dir, r.Dir))
+				}
+			default:
+				rep.DiffNotes = append(rep.DiffNotes, fmt.Sprintf("%s and %s: one is a sweep and the other is not; compare a cell with evalflow compare RUN@CELL RUN", first.Dir, r.Dir))
+			}
+		}
+	}
+	for _, p := range pairs {
+		a, errA := compare.OpenRun(p.a)
+		b, errB := compare.OpenRun(p.b)
+		if err := errors.Join(errA, errB); err != nil {
+			// An unfinished run has no items.parquet to pair yet.
+			rep.DiffNotes = append(rep.DiffNotes, fmt.Sprintf("%s vs %s not compared: %v", p.a, p.b, err))
+			continue
+		}
+		res, err := compare.Compare(ctx, a, b, compare.Options{Resamples: DiffResamples, Seed: 1, Alpha: compare.DefaultAlpha})
+		if err != nil {
+			var ae *compare.ArgError
+			if errors.As(err, &ae) {
+				rep.DiffNotes = append(rep.DiffNotes, fmt.Sprintf("%s vs %s not compared: %v", p.a, p.b, err))
+				continue
+			}
+			return fmt.Errorf("comparing %s with %s: %w", p.a, p.b, err)
+		}
+		for _, w := range res.Warnings {
+			rep.DiffNotes = append(rep.DiffNotes, fmt.Sprintf("%s vs %s: %s", p.a, p.b, w))
+		}
+		rep.Diffs = append(rep.Diffs, Diff{A: p.a, B: p.b, Res: res})
+	}
+	return nil
+}
+
+// key is a number's data-key: a JSON array naming where it came from.
+func key(parts ...any) string {
+	b, _ := json.Marshal(parts)
+	return string(b)
+}
+
+// jsonText shows a JSON value as a person reads it: compact, without the
+// \u003c escapes a JSON encoder may have written (the page escapes it).
+func jsonText(raw json.RawMessage) string {
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return string(raw)
+	}
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return string(raw)
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}

@@ -1,0 +1,173 @@
+package report
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	_ "github.com/duckdb/duckdb-go/v2"
+
+	"github.com/evalflow/evalflow/rundir"
+)
+
+// writeRun writes a finished run directory of n items with DuckDB: a
+// quarter wrong, every 50th in error, a hostile question on item 0.
+func writeRun(t testing.TB, dir string, n int, status string) {
+	t.Helper()
+	m := rundir.Manifest{RunID: "big", Status: "complete", Pipeline: "p.hcl", PipelineHash: strings.Repeat("ab", 32),
+		BinaryMetrics: []string{"ex"}, CISeed: 1,
+		Variables: []rundir.ManifestVar{{Name: "note", Value: json.RawMessage(`"</script><b>x</b>"`), Source: "-var"}}}
+	b, _ := json.Marshal(m)
+	if err := os.WriteFile(filepath.Join(dir, rundir.ManifestName), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	db, err := sql.Open("duckdb", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	q := func(s string) {
+		t.Helper()
+		if _, err := db.Exec(s); err != nil {
+			t.Fatalf("%s: %v", s, err)
+		}
+	}
+	q(`CREATE TABLE items AS SELECT i AS seq, 'q' || i AS id,
+		CASE WHEN i = 0 THEN '<script>alert(1)</script> how many?' ELSE 'how many customers are there, item ' || i END AS question,
+		'db' || (i % 7) AS db, 'SELECT COUNT(*) FROM customers' AS gold, ['easy', 'medium', 'hard'][i % 3 + 1] AS difficulty,
+		'SELECT COUNT(*) FROM customer' || (i % 4) AS prediction,
+		CASE WHEN '` + status + `' <> '' THEN '` + status + `' WHEN i % 50 = 49 THEN 'error' ELSE 'ok' END AS status,
+		CASE WHEN i % 50 = 49 THEN 'stage.execute: boom' ELSE '' END AS error,
+		CASE WHEN i % 4 = 1 THEN 'execution' ELSE '' END AS error_class,
+		CASE WHEN i % 4 = 1 THEN 'no such table: customer1' ELSE '' END AS error_message,
+		1::BIGINT AS samples, 1 + (i % 3)::BIGINT AS attempts, true AS valid, i % 4 <> 1 AS executed,
+		1::BIGINT AS gold_rows, CASE WHEN i % 4 = 1 THEN NULL ELSE 1 END::BIGINT AS pred_rows, '' AS gold_error,
+		(i % 100)::DOUBLE AS duration_ms,
+		CASE WHEN i % 50 = 49 OR '` + status + `' <> '' THEN NULL WHEN i % 4 = 0 THEN 1.0 ELSE 0.0 END::DOUBLE AS ex,
+		'' AS metric_errors, '' AS metric_notes
+		FROM range(` + itoa(n) + `) t(i)`)
+	q(`CREATE TABLE attempts AS SELECT seq, id, 0::BIGINT AS sample, a::BIGINT AS attempt, prediction AS query,
+		a = attempts - 1 AND ex = 1 AS match, (a * 3)::DOUBLE AS validate_ms, (seq % 10)::DOUBLE AS execute_ms,
+		0::BIGINT AS input_tokens, 0::BIGINT AS output_tokens, 0.0 AS cost, 0.0 AS latency_ms, false AS cache_hit
+		FROM items, range(attempts) r(a) WHERE status NOT IN ('error', 'cancelled')`)
+	q(`COPY items TO '` + filepath.Join(dir, rundir.ItemsFile) + `' (FORMAT parquet)`)
+	q(`COPY attempts TO '` + filepath.Join(dir, rundir.AttemptsFile) + `' (FORMAT parquet)`)
+}
+
+func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
+
+func TestLargeRunBoundedAndEscaped(t *testing.T) {
+	n := 100_000
+	if testing.Short() {
+		n = 5_000
+	}
+	dir := t.TempDir()
+	writeRun(t, dir, n, "")
+	start := time.Now()
+	rep, err := Build(context.Background(), []string{dir}, Options{Version: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := Write(&buf, rep); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d items: report in %v, %d bytes", n, time.Since(start), buf.Len())
+	page := buf.String()
+	r := rep.Runs[0]
+	if r.ItemsTotal != n || r.ItemsShown != DefaultMaxItems {
+		t.Errorf("items %d shown %d, want %d and %d", r.ItemsTotal, r.ItemsShown, n, DefaultMaxItems)
+	}
+	// Wrong: ex < 1 or in error: 3 in 4, plus the errored ones with i%4 == 0.
+	want := 0
+	for i := range n {
+		if i%50 == 49 || i%4 != 0 {
+			want++
+		}
+	}
+	if r.WrongTotal != want {
+		t.Errorf("wrong or errored %d, want %d", r.WrongTotal, want)
+	}
+	for _, it := range r.Items {
+		if !it.Wrong {
+			t.Fatalf("item %d is right, yet %d wrong ones were left out", it.Seq, r.WrongTotal-DefaultMaxItems)
+		}
+	}
+	if it := r.Items[0]; it.Seq != 1 || it.ErrorClass != "execution" {
+		t.Errorf("first item %d (status %s, class %q); errored ones come first, in run order", it.Seq, it.Status, it.ErrorClass)
+	}
+	if buf.Len() > 4<<20 {
+		t.Errorf("the page is %d bytes for %d items", buf.Len(), n)
+	}
+	if !strings.Contains(page, "the other items are left out of this page") {
+		t.Error("the page does not say items were left out")
+	}
+	for _, bad := range []string{"<script>", "</script><b>", "<b>x</b>"} {
+		if strings.Contains(page, bad) {
+			t.Errorf("user text %q reached the page unescaped", bad)
+		}
+	}
+	if !strings.Contains(page, "&lt;/script&gt;&lt;b&gt;x&lt;/b&gt;") {
+		t.Error("the variable's value is not on the page")
+	}
+	// No aggregates.parquet: the overall mean is computed from the items.
+	found := false
+	for _, s := range r.MetricRows {
+		if s.Metric == "ex" && s.Source == "items" {
+			found = true
+			wantMean := float64(n/4) / float64(n-n/50)
+			if !s.Mean.Valid || s.Mean.Float64 < wantMean-1e-3 || s.Mean.Float64 > wantMean+1e-3 || !(s.CILow.Float64 < s.Mean.Float64 && s.Mean.Float64 < s.CIHigh.Float64) {
+				t.Errorf("ex mean %v [%v, %v], want about %v inside its interval", s.Mean, s.CILow, s.CIHigh, wantMean)
+			}
+		}
+	}
+	if !found {
+		t.Error("no ex row in the metric table")
+	}
+}
+
+func TestNumHooks(t *testing.T) {
+	for _, tc := range []struct {
+		v      any
+		digits int
+		want   string
+	}{
+		{0.6, 3, `data-value="0.6">0.600<`},
+		{sql.NullFloat64{}, 3, `data-value="null">–<`},
+		{int64(42), 0, `data-value="42">42<`},
+		{sql.NullInt64{Int64: 7, Valid: true}, 0, `data-value="7">7<`},
+	} {
+		got := string(num(key("k", `"<x>"`), tc.v, tc.digits))
+		if !strings.Contains(got, tc.want) || !strings.Contains(got, `data-key="[&#34;k&#34;,&#34;\&#34;\u003cx\u003e\&#34;&#34;]"`) {
+			t.Errorf("num(%v) = %s", tc.v, got)
+		}
+	}
+}
+
+// TestNothingFinished: a run stopped before any item finished still gets
+// a page (a panic here once killed evalflow run on an early Ctrl-C).
+func TestNothingFinished(t *testing.T) {
+	dir := t.TempDir()
+	writeRun(t, dir, 10, "cancelled")
+	rep, err := Build(context.Background(), []string{dir}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := Write(&buf, rep); err != nil {
+		t.Fatal(err)
+	}
+	r := rep.Runs[0]
+	if r.ItemsTotal != 10 || len(r.Refine) != 0 || strings.Contains(buf.String(), "<svg") {
+		t.Errorf("items %d, refine %v, svg %v", r.ItemsTotal, r.Refine, strings.Contains(buf.String(), "<svg"))
+	}
+	if !strings.Contains(buf.String(), `data-key="[&#34;status&#34;,0,&#34;&#34;,&#34;cancelled&#34;]" data-value="10"`) {
+		t.Error("the page does not count the 10 cancelled items")
+	}
+}
