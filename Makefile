@@ -4,7 +4,7 @@ PKGS     ?= ./...
 VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo 0.1.0-dev)
 LDFLAGS  := -X main.version=$(VERSION)
 
-.PHONY: help build test test-short bench check deps fmt docs readme-check
+.PHONY: help build test test-short bench bench-cli check deps fmt docs readme-check
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN{FS=":.*## "}{printf "  %-12s %s\n", $$1, $$2}'
@@ -29,14 +29,17 @@ bench: ## run the benchmarks (figures go to docs/benchmarks.md)
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 3x ./planner/ ./pipelines/ ./cmd/evalflow/
 	$(GO) test -run '^$$' -bench . -benchmem ./metrics/ ./sinks/ ./engine/...
 
+bench-cli: ## end-to-end CLI benchmarks vs issue 14's targets (BENCH_ROUNDS, BENCH_ONLY, BENCH_PROFILE=1; scripts/bench-cli.sh)
+	bash scripts/bench-cli.sh
+
 check: ## gofmt, go vet and fmt of the shipped pipelines
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); echo 'gofmt needed'; exit 1)
 	$(GO) vet $(PKGS)
-	$(GO) run ./cmd/evalflow fmt -check pipelines examples/quickstart
+	$(GO) run ./cmd/evalflow fmt -check pipelines examples
 
 fmt: ## format Go and HCL sources
 	gofmt -w $$(git ls-files '*.go')
-	$(GO) run ./cmd/evalflow fmt pipelines examples/quickstart
+	$(GO) run ./cmd/evalflow fmt pipelines examples
 
 docs: ## regenerate the generated parts of docs/ (the metric index)
 	bash scripts/gen-docs.sh

@@ -46,9 +46,11 @@ Usage:
   evalflow rerun    [flags] RUN_DIR    run a run's recorded inputs again; refuses changed ones
   evalflow query    RUN_DIR "SQL"      SQL over a run's items, attempts, aggregates (embedded DuckDB)
   evalflow show     [-by COL] RUN_DIR  a run's metrics again, grouped
+  evalflow report   RUN_DIR... [-out FILE.html]  one self-contained HTML report of runs
   evalflow fmt      [-check] PATH...   rewrite .hcl files in canonical format
   evalflow metrics                     list every built-in metric
   evalflow cache    stats|clear|explain KEY|gc   inspect, trim or clear the caches
+  evalflow doctor   [-format json]     is each engine and model provider ready? what to run if not
   evalflow version                     print the version
 
 Run 'evalflow COMMAND -h' for a command's flags.
@@ -86,6 +88,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return cmdQuery(ctx, rest, stdout, stderr)
 	case "show":
 		return cmdShow(ctx, rest, stdout, stderr)
+	case "report":
+		return cmdReport(ctx, rest, stdout, stderr)
+	case "doctor":
+		return cmdDoctor(ctx, rest, stdout, stderr)
 	case "version", "-version", "--version":
 		fmt.Fprintf(stdout, "evalflow %s (%s, %s/%s)\n", buildVersion(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
 		return exitOK
@@ -94,7 +100,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitOK
 	}
 	hint := ""
-	if s := dsl.Suggest(cmd, []string{"run", "plan", "validate", "compare", "export", "rerun", "query", "show", "fmt", "metrics", "cache", "version", "help"}); s != "" {
+	if s := dsl.Suggest(cmd, []string{"run", "plan", "validate", "compare", "export", "rerun", "query", "show", "report", "fmt", "metrics", "cache", "doctor", "version", "help"}); s != "" {
 		hint = fmt.Sprintf(" Did you mean %q?", s)
 	}
 	fmt.Fprintf(stderr, "evalflow: unknown command %q.%s\n\n%s", cmd, hint, usage)

@@ -21,6 +21,9 @@ var writeOps = map[string]bool{"Create": true, "Update": true, "Delete": true, "
 // Update, Delete, Merge) is an item.ClassSafety error. Unknown labels,
 // types and properties are not errors in FalkorDB.
 func (e *Executor) Prepare(ctx context.Context, q engine.Query) error {
+	if err := e.notReady(); err != nil {
+		return err
+	}
 	if cypher.Empty(q.Text) {
 		return errEmpty
 	}
@@ -69,6 +72,9 @@ func (e *Executor) Prepare(ctx context.Context, q engine.Query) error {
 // sampled node (relationship) has the property. No column is a primary
 // key: FalkorDB has none.
 func (e *Executor) Describe(ctx context.Context, db string) (*engine.Schema, error) {
+	if err := e.notReady(); err != nil {
+		return nil, err
+	}
 	if db == "" {
 		db = e.graph
 	}

@@ -24,17 +24,21 @@
 //	                the module on a free loopback port instead of addr; it
 //	                is stopped by Close
 //	module          path of falkordb.so for start (default: the environment
-//	                variable EVALFLOW_FALKORDB_MODULE; scripts/falkordb-server.sh
-//	                module installs it and prints the path)
+//	                variable EVALFLOW_FALKORDB_MODULE, else where
+//	                `bash scripts/falkordb-server.sh install` puts it; see
+//	                ModuleCandidates)
 //	server          the valkey-server (or redis-server ≥ 7.2) binary for start
-//	                (default "valkey-server" on PATH)
+//	                (default valkey-server, else redis-server, on PATH)
 //	load            map of graph key → Cypher file, each run once with
 //	                GRAPH.QUERY when the executor is created (setup writes)
 //	graph           graph key used when Query.DB is empty
 //	describe_sample how many nodes (relationships) per label (type) Describe
 //	                reads to find properties and their types (default 1000)
 //
-// Exactly one of addr and start is required.
+// Exactly one of addr and start is required. With start, a module or
+// server binary that is not installed does not fail New: Ping (the run's
+// preflight) reports it, naming InstallCommand, and every query fails with
+// it, so the run stops before its first item.
 //
 // # Timeouts
 //
@@ -117,6 +121,10 @@ type Executor struct {
 	maxRows int
 	sample  int
 	graph   string // used when Query.DB is empty
+	// setupErr is why a private server (start = true) could not be set
+	// up: not installed. Ping reports it before any item and every query
+	// fails with it; client is nil.
+	setupErr error
 
 	mu    sync.Mutex // guards names
 	names map[string]*names
@@ -197,10 +205,17 @@ func NewContext(parent context.Context, cfg engine.Config) (*Executor, error) {
 	ctx, cancel := context.WithTimeout(parent, 30*time.Second)
 	defer cancel()
 	if start {
-		if module == "" {
-			module = os.Getenv("EVALFLOW_FALKORDB_MODULE")
+		// What is not installed stops the run before its first item
+		// (Ping, exit 2) with the command that installs it.
+		mod, err := FindModule(module)
+		if err == nil {
+			server, err = FindServer(server)
 		}
-		srv, err := StartServer(ctx, server, module)
+		if err != nil {
+			e.setupErr = err
+			return e, nil
+		}
+		srv, err := StartServer(ctx, server, mod)
 		if err != nil {
 			return nil, err
 		}
@@ -259,12 +274,20 @@ func toStringMap(v any) (map[string]string, bool) {
 }
 
 // Addr returns the address the executor talks to.
-func (e *Executor) Addr() string { return e.client.Options().Addr }
+func (e *Executor) Addr() string {
+	if e.client == nil {
+		return ""
+	}
+	return e.client.Options().Addr
+}
 
 // Close closes the connections and stops the server the executor started,
 // if any.
 func (e *Executor) Close() error {
 	e.closed.Store(true)
+	if e.client == nil {
+		return nil
+	}
 	err := e.client.Close()
 	if e.srv != nil {
 		err = errors.Join(err, e.srv.Stop())
@@ -276,6 +299,9 @@ func (e *Executor) Close() error {
 // never for generated queries. Comment lines are kept; FalkorDB accepts
 // // and /* */ comments.
 func (e *Executor) Load(ctx context.Context, graph, text string) error {
+	if err := e.notReady(); err != nil {
+		return err
+	}
 	if err := e.client.Do(ctx, "GRAPH.QUERY", graph, text).Err(); err != nil {
 		return err
 	}
@@ -287,6 +313,9 @@ func (e *Executor) Load(ctx context.Context, graph, text string) error {
 
 // Delete removes graph (GRAPH.DELETE); a missing graph is not an error.
 func (e *Executor) Delete(ctx context.Context, graph string) error {
+	if err := e.notReady(); err != nil {
+		return err
+	}
 	err := e.client.Do(ctx, "GRAPH.DELETE", graph).Err()
 	if err != nil && strings.Contains(err.Error(), "empty key") {
 		err = nil
@@ -307,6 +336,9 @@ var (
 // with no result set (a CALL of a procedure that yields nothing) returns a
 // table with no columns and no rows.
 func (e *Executor) Execute(ctx context.Context, q engine.Query) (*table.Table, error) {
+	if err := e.notReady(); err != nil {
+		return nil, err
+	}
 	if cypher.Empty(q.Text) {
 		return nil, errEmpty
 	}

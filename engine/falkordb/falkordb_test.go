@@ -233,6 +233,30 @@ func TestDescribe(t *testing.T) {
 	}
 }
 
+// TestNotInstalled: a private server whose module or server binary is
+// missing does not fail New; Ping (the run's preflight) and every query
+// fail with the command that installs it.
+func TestNotInstalled(t *testing.T) {
+	for _, opts := range []map[string]any{
+		{"start": true, "module": "/nonexistent/falkordb.so"},
+		{"start": true, "server": "no-such-valkey-server"},
+	} {
+		e, err := New(engine.Config{Options: opts})
+		if err != nil {
+			t.Fatalf("New(%v): %v", opts, err)
+		}
+		if err := e.Ping(context.Background()); err == nil || !strings.Contains(err.Error(), "`"+InstallCommand+"`") {
+			t.Errorf("Ping with %v = %v, want it to name %q", opts, err, InstallCommand)
+		}
+		if _, err := e.Execute(context.Background(), engine.Query{Text: "RETURN 1", DB: "g"}); engine.ClassOf(err) != item.ClassExecution {
+			t.Errorf("Execute with %v = %v", opts, err)
+		}
+		if err := e.Close(); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
 func TestOptions(t *testing.T) {
 	tests := []struct {
 		opts map[string]any
@@ -244,7 +268,6 @@ func TestOptions(t *testing.T) {
 		{map[string]any{"addr": "127.0.0.1:1", "bogus": 1}, `unknown option "bogus"`},
 		{map[string]any{"addr": "127.0.0.1:1", "module": "x.so"}, "only apply with start"},
 		{map[string]any{"addr": "127.0.0.1:1", "describe_sample": 0}, "describe_sample"},
-		{map[string]any{"start": true, "module": "/nonexistent/falkordb.so"}, "/nonexistent/falkordb.so"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.msg, func(t *testing.T) {

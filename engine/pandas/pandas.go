@@ -116,7 +116,16 @@ const (
 var runnerScript string
 
 func init() {
-	engine.Register(Kind, func(_ context.Context, cfg engine.Config) (engine.Executor, error) { return New(cfg) })
+	engine.Register(Kind, func(_ context.Context, cfg engine.Config) (engine.Executor, error) {
+		e, err := New(cfg)
+		var se *SetupError
+		if errors.As(err, &se) {
+			// Not installed is no configuration error: the run's
+			// preflight (Ping) stops before any item, exit 2.
+			return &Executor{setupErr: se}, nil
+		}
+		return e, err
+	})
 }
 
 // Executor runs pandas code in a sandbox. It implements engine.Executor,
@@ -130,6 +139,10 @@ type Executor struct {
 	sb      sandbox
 	slots   chan struct{}
 	conv    *converter
+	// setupErr is why the sandbox cannot start (set only by the
+	// registered constructor, which returns such an executor instead of
+	// failing): Ping reports it and every query fails with it.
+	setupErr *SetupError
 }
 
 var (
@@ -217,7 +230,7 @@ func New(cfg engine.Config) (*Executor, error) {
 		}
 	}
 	if err := sb.init(); err != nil {
-		return nil, err
+		return nil, &SetupError{err}
 	}
 	e.sb = sb
 	n := cfg.MaxOpen
@@ -230,7 +243,7 @@ func New(cfg engine.Config) (*Executor, error) {
 	defer cancel()
 	if err := e.probe(ctx); err != nil {
 		e.conv.close()
-		return nil, err
+		return nil, &SetupError{err}
 	}
 	return e, nil
 }
@@ -261,7 +274,12 @@ func optNonNegative(k string, v any) (int, error) {
 
 // Close deletes the converted Parquet inputs. Queries still running keep
 // their open descriptors; later queries convert again.
-func (e *Executor) Close() error { return e.conv.close() }
+func (e *Executor) Close() error {
+	if e.conv == nil {
+		return nil
+	}
+	return e.conv.close()
+}
 
 // acquire takes a sandbox slot, or fails when ctx ends first.
 func (e *Executor) acquire(ctx context.Context) error {
@@ -289,7 +307,7 @@ func (e *Executor) probe(ctx context.Context) error {
 		return fmt.Errorf("pandas: the sandbox cannot start (%s under %s): %v (see docs/engines.md, pandas)", e.sb.python, e.sb.bwrap, err)
 	}
 	if !res.OK {
-		return fmt.Errorf("pandas: %s in the sandbox: %s (install Debian's python3-pandas)", e.sb.python, res.Error.message())
+		return fmt.Errorf("pandas: %s in the sandbox: %s; install pandas with `%s`", e.sb.python, res.Error.message(), InstallCommand)
 	}
 	return nil
 }
@@ -299,6 +317,9 @@ func (e *Executor) probe(ctx context.Context) error {
 // set when there were more). The timeout bounds the code itself; starting
 // Python and loading the tables have their own startup_timeout before it.
 func (e *Executor) Execute(ctx context.Context, q engine.Query) (*table.Table, error) {
+	if e.setupErr != nil {
+		return nil, e.setupErr.engineError()
+	}
 	if strings.TrimSpace(q.Text) == "" {
 		return nil, &engine.Error{Class: item.ClassSyntax, Msg: "SyntaxError: empty code: no Python statement"}
 	}
@@ -327,6 +348,9 @@ func (e *Executor) Execute(ctx context.Context, q engine.Query) (*table.Table, e
 // means Python accepts its syntax. Names are not resolved (Python resolves
 // them only when the code runs).
 func (e *Executor) Prepare(ctx context.Context, q engine.Query) error {
+	if e.setupErr != nil {
+		return e.setupErr.engineError()
+	}
 	if strings.TrimSpace(q.Text) == "" {
 		return &engine.Error{Class: item.ClassSyntax, Msg: "SyntaxError: empty code: no Python statement"}
 	}
@@ -350,6 +374,9 @@ func (e *Executor) Prepare(ctx context.Context, q engine.Query) error {
 // "object", ...) and Type its table type; NotNull is true when the column
 // holds no missing value. Tables come in name order.
 func (e *Executor) Describe(ctx context.Context, db string) (*engine.Schema, error) {
+	if e.setupErr != nil {
+		return nil, e.setupErr.engineError()
+	}
 	inputs, err := e.conv.inputs(db, "") // the location was checked by the caller (nodes.Engine.Locate)
 	if err != nil {
 		return nil, err

@@ -73,14 +73,14 @@ func (s *sandbox) init() error {
 		p, err := exec.LookPath("bwrap")
 		if err != nil {
 			if _, serr := os.Stat("/usr/bin/bwrap"); serr != nil {
-				return errors.New("pandas: bubblewrap (bwrap) is not installed: apt-get install bubblewrap (scripts/install-test-deps.sh does)")
+				return fmt.Errorf("pandas: the sandbox needs bubblewrap (bwrap), which is not installed; install it with `%s`", InstallCommand)
 			}
 			p = "/usr/bin/bwrap"
 		}
 		s.bwrap = p
 	}
 	if _, err := os.Stat(s.python); err != nil {
-		return fmt.Errorf("pandas: python interpreter %s: %v (apt-get install python3-pandas)", s.python, err)
+		return fmt.Errorf("pandas: python interpreter %s: %v; install it with `%s`", s.python, err, InstallCommand)
 	}
 	s.uid, s.gid = -1, -1
 	if os.Geteuid() == 0 {

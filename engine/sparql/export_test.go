@@ -1,6 +1,9 @@
 package sparql
 
-import "sort"
+import (
+	"io"
+	"sort"
+)
 
 // ServerPIDs returns the process ids of e's live embedded servers, sorted.
 func ServerPIDs(e *Executor) []int {
@@ -17,4 +20,10 @@ func ServerPIDs(e *Executor) []int {
 	}
 	sort.Ints(out)
 	return out
+}
+
+// InstallInto makes e install (and look for) the npm package in dir only,
+// never in the checkout, writing its notice to w.
+func InstallInto(e *Executor, dir string, w io.Writer) {
+	e.ox.noCheckout, e.ox.installDir, e.ox.notice = true, dir, w
 }

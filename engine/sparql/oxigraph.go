@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -34,6 +35,12 @@ type oxigraph struct {
 	startTimeout time.Duration
 	maxOpen      int
 	maxDBs       int
+	notice       io.Writer // where a first-use install says so (os.Stderr)
+	installDir   string    // where to install; "" is CacheInstallDir()
+	noCheckout   bool      // tests: do not look in the checkout
+
+	dirMu    sync.Mutex // guards resolved
+	resolved string
 
 	mu       sync.Mutex
 	closed   bool
@@ -197,7 +204,7 @@ type readyLine struct {
 
 // start runs a server for ds and waits for its ready line.
 func (o *oxigraph) start(ctx context.Context, ds *dataset) (*server, error) {
-	dir, err := lookupOxigraphDir(o.dir)
+	dir, err := o.resolveDir(ctx)
 	if err != nil {
 		return nil, &engine.Error{Class: item.ClassExecution, Msg: err.Error(), Err: err, Unavailable: true}
 	}
@@ -207,7 +214,7 @@ func (o *oxigraph) start(ctx context.Context, ds *dataset) (*server, error) {
 	}
 	node, err := exec.LookPath(o.node)
 	if err != nil {
-		return nil, &engine.Error{Class: item.ClassExecution, Msg: fmt.Sprintf("sparql: the embedded Oxigraph engine needs Node.js 18 or later: %v", err), Err: err, Unavailable: true}
+		return nil, &engine.Error{Class: item.ClassExecution, Msg: fmt.Sprintf("sparql: the embedded Oxigraph engine needs Node.js 18 or later (%v); install it with `%s`", err, NodeInstall), Err: err, Unavailable: true}
 	}
 	for _, f := range ds.files {
 		if _, err := os.Stat(f); err != nil {

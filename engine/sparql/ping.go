@@ -10,7 +10,9 @@ import (
 
 // Ping checks what the engine needs before any item: an endpoint that
 // accepts a connection, or the embedded Oxigraph's Node.js and npm
-// package (installed by make deps).
+// package, which it installs into the user cache directory when it is
+// nowhere yet (see the package documentation). Its error names the
+// command that fixes it.
 func (e *Executor) Ping(ctx context.Context) error {
 	if e.endpoint != "" {
 		if err := engine.Dial(ctx, e.endpoint); err != nil {
@@ -19,12 +21,27 @@ func (e *Executor) Ping(ctx context.Context) error {
 		return nil
 	}
 	if e.ox != nil {
-		if _, err := lookupOxigraphDir(e.ox.dir); err != nil {
-			return err
-		}
 		if _, err := exec.LookPath(e.ox.node); err != nil {
-			return fmt.Errorf("sparql: the embedded Oxigraph engine needs Node.js 18 or later (%v); run make deps", err)
+			return fmt.Errorf("sparql: the embedded SPARQL engine (Oxigraph) needs Node.js 18 or later (%v); install it with `%s`", err, NodeInstall)
+		}
+		if _, err := e.ox.resolveDir(ctx); err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// Setup installs what the embedded engine needs when it is missing (the
+// oxigraph npm package, into the user cache directory). The CLI calls it
+// before the run's preflight with no deadline of its own, since npm may
+// take a while; Ping would do the same within its own deadline.
+func (e *Executor) Setup(ctx context.Context) error {
+	if e.ox == nil {
+		return nil
+	}
+	if _, err := exec.LookPath(e.ox.node); err != nil {
+		return fmt.Errorf("sparql: the embedded SPARQL engine (Oxigraph) needs Node.js 18 or later (%v); install it with `%s`", err, NodeInstall)
+	}
+	_, err := e.ox.resolveDir(ctx)
+	return err
 }

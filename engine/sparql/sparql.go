@@ -104,7 +104,13 @@
 // (make deps does this). The package is looked up in the oxigraph_dir option,
 // then $EVALFLOW_OXIGRAPH_DIR, then engine/sparql/oxigraph beside this
 // source file (a checkout), then beside the executable (../engine/sparql/
-// oxigraph and ../share/evalflow/oxigraph). Each dataset (set of files) gets
+// oxigraph and ../share/evalflow/oxigraph), then in the user cache
+// directory (CacheInstallDir). When it is nowhere and oxigraph_dir is not
+// set, the first use (the run's preflight) installs it there: `npm ci` of
+// the package.json and package-lock.json embedded in the binary, in a
+// temporary directory renamed into place, with one line on standard error.
+// Without node or npm the engine fails before any item, naming the command
+// that installs them (NodeInstall). Each dataset (set of files) gets
 // its own servers, at most MaxOpen (DefaultMaxOpen when zero) running at once
 // since one server answers one query at a time; datasets beyond
 // max_databases stop their idle servers, least recently used first.
@@ -200,6 +206,7 @@ func New(cfg engine.Config) (*Executor, error) {
 		maxDBs:       DefaultMaxDatabases,
 		startTimeout: DefaultStartTimeout,
 		node:         "node",
+		notice:       os.Stderr,
 	}
 	if ox.maxOpen <= 0 {
 		ox.maxOpen = DefaultMaxOpen
@@ -602,8 +609,12 @@ func cloneValues(v url.Values) url.Values {
 	return out
 }
 
-// lookupOxigraphDir finds the directory holding node_modules/oxigraph.
-func lookupOxigraphDir(opt string) (string, error) {
+// lookupOxigraphDir finds the directory holding node_modules/oxigraph:
+// opt when set, else $EVALFLOW_OXIGRAPH_DIR, a checkout's
+// engine/sparql/oxigraph (when checkout is true), the directories beside
+// the executable, and the user cache directory where a first use installs
+// the package.
+func lookupOxigraphDir(opt string, checkout bool) (string, error) {
 	var cands []string
 	if opt != "" {
 		cands = append(cands, opt)
@@ -611,7 +622,7 @@ func lookupOxigraphDir(opt string) (string, error) {
 		if d := os.Getenv("EVALFLOW_OXIGRAPH_DIR"); d != "" {
 			cands = append(cands, d)
 		}
-		if d := sourceDir(); d != "" {
+		if d := sourceDir(); d != "" && checkout {
 			cands = append(cands, filepath.Join(d, "oxigraph"))
 		}
 		if exe, err := os.Executable(); err == nil {
@@ -620,11 +631,14 @@ func lookupOxigraphDir(opt string) (string, error) {
 		}
 	}
 	for _, d := range cands {
-		if _, err := os.Stat(filepath.Join(d, "node_modules", "oxigraph", "package.json")); err == nil {
+		if installed(d) {
 			return d, nil
 		}
 	}
-	return "", fmt.Errorf("sparql: the Oxigraph server's npm dependencies are not installed (looked in %s); run `npm ci --prefix engine/sparql/oxigraph` (or `make deps`) in the evalflow checkout, or set the oxigraph_dir option or EVALFLOW_OXIGRAPH_DIR to a directory where `npm install oxigraph@0.5.11` ran", strings.Join(cands, ", "))
+	if opt != "" {
+		return "", fmt.Errorf("sparql: the Oxigraph server's npm dependencies are not installed in %s (the oxigraph_dir option); run `npm ci --prefix %s` with the package.json and package-lock.json of engine/sparql/oxigraph, or leave oxigraph_dir unset to let evalflow install them on first use", opt, opt)
+	}
+	return "", fmt.Errorf("sparql: the Oxigraph server's npm dependencies are not installed (looked in %s)", strings.Join(cands, ", "))
 }
 
 // scriptOnce guards writing the embedded script.

@@ -1,0 +1,50 @@
+// evalflow example graph: a small software company. Original data invented
+// for evalflow (CC0 1.0); the people and projects do not exist.
+// Person {name, role, joined}, Team {name}, Project {name, budget, status};
+// (Person)-[:MEMBER_OF]->(Team), (Person)-[:MANAGES]->(Person),
+// (Person)-[:WORKS_ON {hours}]->(Project), (Team)-[:OWNS]->(Project).
+//
+// One statement: the FalkorDB loader sends it as a single GRAPH.QUERY; for
+// Neo4j, run it with cypher-shell (see ../pipeline.hcl).
+CREATE
+  (platform:Team {name: 'Platform'}),
+  (data:Team {name: 'Data'}),
+  (design:Team {name: 'Design'}),
+  (alba:Person {name: 'Alba Reyes', role: 'engineer', joined: 2018}),
+  (bram:Person {name: 'Bram Kowal', role: 'engineer', joined: 2020}),
+  (cleo:Person {name: 'Cleo Duarte', role: 'manager', joined: 2016}),
+  (dara:Person {name: 'Dara Nwosu', role: 'analyst', joined: 2021}),
+  (eli:Person {name: 'Eli Strand', role: 'engineer', joined: 2019}),
+  (fay:Person {name: 'Fay Moreau', role: 'manager', joined: 2015}),
+  (gus:Person {name: 'Gus Lindahl', role: 'designer', joined: 2022}),
+  (hana:Person {name: 'Hana Ito', role: 'designer', joined: 2017}),
+  (atlas:Project {name: 'Atlas', budget: 120000, status: 'active'}),
+  (beacon:Project {name: 'Beacon', budget: 45000, status: 'done'}),
+  (compass:Project {name: 'Compass', budget: 80000, status: 'active'}),
+  (dune:Project {name: 'Dune', budget: 30000, status: 'planned'}),
+  (alba)-[:MEMBER_OF]->(platform),
+  (bram)-[:MEMBER_OF]->(platform),
+  (cleo)-[:MEMBER_OF]->(platform),
+  (dara)-[:MEMBER_OF]->(data),
+  (eli)-[:MEMBER_OF]->(data),
+  (fay)-[:MEMBER_OF]->(data),
+  (gus)-[:MEMBER_OF]->(design),
+  (hana)-[:MEMBER_OF]->(design),
+  (cleo)-[:MANAGES]->(alba),
+  (cleo)-[:MANAGES]->(bram),
+  (fay)-[:MANAGES]->(dara),
+  (fay)-[:MANAGES]->(eli),
+  (hana)-[:MANAGES]->(gus),
+  (platform)-[:OWNS]->(atlas),
+  (data)-[:OWNS]->(beacon),
+  (data)-[:OWNS]->(compass),
+  (design)-[:OWNS]->(dune),
+  (alba)-[:WORKS_ON {hours: 20}]->(atlas),
+  (bram)-[:WORKS_ON {hours: 30}]->(atlas),
+  (cleo)-[:WORKS_ON {hours: 5}]->(atlas),
+  (eli)-[:WORKS_ON {hours: 25}]->(beacon),
+  (dara)-[:WORKS_ON {hours: 15}]->(compass),
+  (eli)-[:WORKS_ON {hours: 10}]->(compass),
+  (alba)-[:WORKS_ON {hours: 8}]->(compass),
+  (gus)-[:WORKS_ON {hours: 12}]->(dune),
+  (hana)-[:WORKS_ON {hours: 6}]->(dune)
