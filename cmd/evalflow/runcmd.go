@@ -265,9 +265,15 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "evalflow run: %v\n", err)
 		return exitConfig
 	}
-	prog := newProgress(stderr, !*quiet && isTerminal(stderr), metricCols)
+	prog := newProgress(stderr, metricCols, progressOptionsFor(stderr, *quiet))
+	// Whatever else the run prints meanwhile goes through the display, so
+	// a live line never garbles it.
+	stderr = prog.writer()
+	defer prog.stop() // on the early returns; a second stop does nothing
 	if cells[0].cell != nil {
 		prog.start(offset)
+	} else if c := cells[0]; c.dsr != nil && *sample == 0 {
+		prog.countItems(ctx, c.dsr, *limit) // the planner streams it uncounted
 	}
 	fp := sweepFingerprint(cells, *limit, *sample, *seed)
 	var rdCells []rundir.Cell
@@ -285,7 +291,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			if rec.Cell >= 0 && rec.Cell < len(cells) {
 				cells[rec.Cell].pl.Collect(rec)
 			}
-			prog.add(rec)
+			prog.keep(rec)
 		},
 	})
 	var done *rundir.ErrComplete
@@ -524,6 +530,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		code = exitRun
 		fmt.Fprintf(stderr, "evalflow run: %v\n", err)
 	}
+	writeRunReport(context.WithoutCancel(ctx), dir, stderr) // report.html; a failure is a warning
 	// A sink streaming to standard output owns it; the summary moves to
 	// standard error so the stream stays clean for the next process.
 	summaryOut := stdout
@@ -896,133 +903,4 @@ func printSummary(w io.Writer, m *rundir.Manifest, rows []aggregate.Row, dir str
 		fmt.Fprintf(w, "  model calls: %d input + %d output tokens, $%.4f, %d cache hits\n", c.InputTokens, c.OutputTokens, c.Cost, c.CacheHits)
 	}
 	fmt.Fprintf(w, "  wrote %s\n", dir)
-}
-
-// progress shows a one-line live display on a terminal and keeps running
-// means for pipelines without an aggregate stage.
-type progress struct {
-	w       io.Writer
-	live    bool
-	cols    []string
-	total   atomic.Int64
-	done    atomic.Int64
-	errs    atomic.Int64
-	mu      sync.Mutex
-	sums    map[progKey]float64 // by sweep cell and metric
-	ns      map[progKey]int
-	merrs   map[progKey]int
-	startAt time.Time
-	quit    chan struct{}
-	wg      sync.WaitGroup
-}
-
-func newProgress(w io.Writer, live bool, cols []string) *progress {
-	p := &progress{w: w, live: live, cols: cols, sums: map[progKey]float64{}, ns: map[progKey]int{}, merrs: map[progKey]int{}, startAt: time.Now(), quit: make(chan struct{})}
-	p.total.Store(-1)
-	if live {
-		p.wg.Add(1)
-		go func() {
-			defer p.wg.Done()
-			t := time.NewTicker(150 * time.Millisecond)
-			defer t.Stop()
-			for {
-				select {
-				case <-p.quit:
-					return
-				case <-t.C:
-					p.draw()
-				}
-			}
-		}()
-	}
-	return p
-}
-
-func (p *progress) start(total int) { p.total.Store(int64(total)) }
-
-func (p *progress) add(rec *item.Record) {
-	p.done.Add(1)
-	if rec.Status != "ok" {
-		p.errs.Add(1)
-	}
-	p.mu.Lock()
-	for _, s := range rec.Scores {
-		k := progKey{rec.Cell, s.Name}
-		// An item the harness could not evaluate is left out of the
-		// means, except under an official profile (item.Score.Official).
-		if rec.Status == "error" && !s.Official {
-			p.merrs[k]++
-			continue
-		}
-		if s.Null {
-			if s.Err != "" {
-				p.merrs[k]++
-			}
-			continue
-		}
-		p.sums[k] += s.Value
-		p.ns[k]++
-		if s.Err != "" {
-			p.merrs[k]++
-		}
-	}
-	p.mu.Unlock()
-}
-
-func (p *progress) draw() {
-	done, total := p.done.Load(), p.total.Load()
-	line := fmt.Sprintf("\r\x1b[K%d", done)
-	if total >= 0 {
-		line += fmt.Sprintf("/%d", total)
-	}
-	line += " items"
-	p.mu.Lock()
-	for _, c := range p.cols {
-		n, sum := 0, 0.0
-		for k, v := range p.ns {
-			if k.metric == c {
-				n += v
-				sum += p.sums[k]
-			}
-		}
-		if n > 0 {
-			line += fmt.Sprintf(" · %s %.3f", c, sum/float64(n))
-		}
-	}
-	p.mu.Unlock()
-	line += fmt.Sprintf(" · errors %d · %s", p.errs.Load(), time.Since(p.startAt).Round(100*time.Millisecond))
-	fmt.Fprint(p.w, line)
-}
-
-func (p *progress) stop() {
-	if p.live {
-		close(p.quit)
-		p.wg.Wait()
-		p.draw()
-		fmt.Fprintln(p.w)
-	}
-}
-
-type progKey struct {
-	cell   int
-	metric string
-}
-
-// overall returns a cell's means when the pipeline has no aggregate stage
-// (no confidence intervals: those come from the aggregate stage).
-func (p *progress) overall(cell int) []aggregate.Row {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	var out []aggregate.Row
-	for _, c := range p.cols {
-		k := progKey{cell, c}
-		n := p.ns[k]
-		mean := math.NaN()
-		if n > 0 {
-			mean = p.sums[k] / float64(n)
-		}
-		out = append(out, aggregate.Row{Stage: "", Group: "all", Metric: c, Items: int(p.done.Load()), N: n, Mean: mean, Sum: p.sums[k], Errors: p.merrs[k], MeanOK: mean, NOK: n,
-			CILow: math.NaN(), CIHigh: math.NaN()})
-	}
-	return out
 }
