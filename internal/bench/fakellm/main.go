@@ -1,0 +1,47 @@
+// Command fakellm serves llm/fake's OpenAI-compatible endpoint with a fixed
+// latency on 127.0.0.1 until it is interrupted, for the CLI's model-call
+// throughput benchmark (scripts/bench-cli.sh, docs/benchmarks-baseline.md):
+// every answer comes after exactly -latency, so C calls in flight can do at
+// most C / latency calls a second, and evalflow's share of that ideal is
+// what is measured.
+//
+//	go run ./internal/bench/fakellm -latency 200ms -url-file /tmp/url
+//
+// It writes its base URL (…/v1) to -url-file (or stdout) once it listens,
+// and on SIGINT/SIGTERM prints the calls it answered and the most it had in
+// flight at once to stderr.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/evalflow/evalflow/llm/fake"
+)
+
+func main() {
+	latency := flag.Duration("latency", 200_000_000, "fixed latency of every answer")
+	urlFile := flag.String("url-file", "", "write the base URL here (default: stdout)")
+	flag.Parse()
+	srv := fake.New(fake.OpenAI, fake.WithLatency(*latency))
+	if *urlFile != "" {
+		if err := os.WriteFile(*urlFile+".tmp", []byte(srv.URL+"\n"), 0o644); err != nil {
+			fmt.Fprintln(os.Stderr, "fakellm:", err)
+			os.Exit(1)
+		}
+		if err := os.Rename(*urlFile+".tmp", *urlFile); err != nil {
+			fmt.Fprintln(os.Stderr, "fakellm:", err)
+			os.Exit(1)
+		}
+	} else {
+		fmt.Println(srv.URL)
+	}
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	<-sigs
+	fmt.Fprintf(os.Stderr, "fakellm: %d calls, at most %d in flight\n", srv.Calls(), srv.PeakInFlight())
+	srv.Close()
+}

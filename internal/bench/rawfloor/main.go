@@ -1,0 +1,160 @@
+// Command rawfloor is the floor that replay scoring is measured against
+// (docs/benchmarks-baseline.md, scripts/bench-cli.sh): it reads the same
+// dataset and predictions files text2sql-replay.hcl reads, opens each
+// database the way evalflow's engine/sqlite does (modernc.org/sqlite,
+// "file:PATH?mode=ro&_pragma=query_only(1)"), with one connection, and
+// executes every gold and every prediction once, in dataset order,
+// scanning every row into Go values. Nothing is compared, cached or
+// written; a query's error is counted, not fatal.
+//
+//	go run ./internal/bench/rawfloor -dataset items.jsonl -predictions preds.jsonl -databases ../shared/data/geoquery
+//
+// The CPU time of the whole process (user + sys) is the floor: evalflow's
+// own work per item is what a replay run costs beyond it.
+package main
+
+import (
+	"bufio"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	_ "modernc.org/sqlite"
+)
+
+type row struct {
+	ID   string `json:"id"`
+	Gold string `json:"gold"`
+	Pred string `json:"pred"`
+	DB   string `json:"db"`
+}
+
+func main() {
+	dataset := flag.String("dataset", "", "JSONL with id, gold, db")
+	predictions := flag.String("predictions", "", "JSONL with id, pred")
+	databases := flag.String("databases", "", "directory holding <db>.sqlite or <db>/<db>.sqlite")
+	flag.Parse()
+	if *dataset == "" || *predictions == "" || *databases == "" {
+		fmt.Fprintln(os.Stderr, "rawfloor: -dataset, -predictions and -databases are required")
+		os.Exit(2)
+	}
+	start := time.Now()
+	items, err := readJSONL(*dataset)
+	if err != nil {
+		fail(err)
+	}
+	preds, err := readJSONL(*predictions)
+	if err != nil {
+		fail(err)
+	}
+	byID := make(map[string]string, len(preds))
+	for _, p := range preds {
+		byID[p.ID] = p.Pred
+	}
+
+	ctx := context.Background()
+	dbs := map[string]*sql.Conn{}
+	var queries, failed, rows int
+	run := func(c *sql.Conn, q string) {
+		queries++
+		n, err := execute(ctx, c, q)
+		rows += n
+		if err != nil {
+			failed++
+		}
+	}
+	for _, it := range items {
+		c, ok := dbs[it.DB]
+		if !ok {
+			db, err := sql.Open("sqlite", dsn(dbPath(*databases, it.DB)))
+			if err != nil {
+				fail(err)
+			}
+			db.SetMaxOpenConns(1)
+			if c, err = db.Conn(ctx); err != nil {
+				fail(err)
+			}
+			dbs[it.DB] = c
+		}
+		run(c, it.Gold)
+		if p, ok := byID[it.ID]; ok {
+			run(c, p)
+		}
+	}
+	fmt.Printf("rawfloor: %d items, %d queries (%d failed), %d rows in %s\n",
+		len(items), queries, failed, rows, time.Since(start).Round(time.Millisecond))
+}
+
+// execute runs q and scans every row, as engine/sqlite's readAll does.
+func execute(ctx context.Context, c *sql.Conn, q string) (int, error) {
+	rs, err := c.QueryContext(ctx, q)
+	if err != nil {
+		return 0, err
+	}
+	defer rs.Close()
+	cols, err := rs.Columns()
+	if err != nil {
+		return 0, err
+	}
+	vals := make([]any, len(cols))
+	ptrs := make([]any, len(cols))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	n := 0
+	for rs.Next() {
+		if err := rs.Scan(ptrs...); err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, rs.Err()
+}
+
+// dsn is engine/sqlite's read-only URI (Executor.dsn, immutable off).
+func dsn(path string) string {
+	esc := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(filepath.ToSlash(path))
+	return "file:" + esc + "?mode=ro&_pragma=query_only(1)"
+}
+
+// dbPath resolves a db name as text2sql-replay.hcl's engine path does.
+func dbPath(dir, db string) string {
+	p := filepath.Join(dir, db, db+".sqlite")
+	if _, err := os.Stat(p); err == nil {
+		return p
+	}
+	return filepath.Join(dir, db+".sqlite")
+}
+
+func readJSONL(path string) ([]row, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var out []row
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<26)
+	for line := 1; sc.Scan(); line++ {
+		if len(strings.TrimSpace(sc.Text())) == 0 {
+			continue
+		}
+		var r row
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			return nil, fmt.Errorf("%s:%d: %v", path, line, err)
+		}
+		out = append(out, r)
+	}
+	return out, sc.Err()
+}
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "rawfloor:", err)
+	os.Exit(1)
+}

@@ -1,0 +1,248 @@
+#!/usr/bin/env bash
+# bench-cli.sh — evalflow's end-to-end CLI benchmarks (issue 14), run as a
+# user runs them: the built binary, durable output, the stage cache on and
+# cold (a fresh EVALFLOW_CACHE_DIR for every run). It prints each figure
+# next to its target and always exits 0: it reports, it does not gate.
+# docs/benchmarks-baseline.md explains the workloads and records a baseline.
+#
+#   make bench-cli                          # or: bash scripts/bench-cli.sh
+#   BENCH_ROUNDS=5 bash scripts/bench-cli.sh
+#   BENCH_TRIVIAL_SIZES="10000 100000 1000000" bash scripts/bench-cli.sh
+#   BENCH_ONLY="scoring trivial" bash scripts/bench-cli.sh   # any of: startup scoring trivial llm
+#   BENCH_PROFILE=1 bash scripts/bench-cli.sh  # + CPU/alloc profiles (scoring, trivial),
+#                                              #   block/mutex profiles and a trace (llm)
+#
+# Workloads:
+#   startup  `evalflow version` and `evalflow validate` wall ms (median of 10)
+#            and peak RSS.                Target < 20 ms and < 50 ms.
+#   scoring  text2sql-replay.hcl, compare=testsuite, on 8,000 GeoQuery items
+#            whose query texts are all distinct (internal/bench/gen -kind geo),
+#            against internal/bench/rawfloor on the same files: CPU (user+sys)
+#            of the whole process, evalflow ÷ floor.  Target ≤ 1.5.
+#   trivial  internal/bench/testdata/trivial.hcl (replay → SELECT 1 →
+#            jaro_winkler → Parquet) at each size in BENCH_TRIVIAL_SIZES:
+#            items/s by wall time.        Target ≥ 50,000.
+#   llm      internal/bench/testdata/llm.hcl against internal/bench/fakellm
+#            (fixed BENCH_LLM_LATENCY, default 200ms), cache off, every prompt
+#            distinct, C in BENCH_LLM_C (default 8 64 256 1024), BENCH_LLM_WAVES
+#            waves of C items (default 25): items/s ÷ (C / latency), whole
+#            process.                     Target ≥ 0.95 (≥ 0.90 at C = 1024).
+#
+# Several rounds (BENCH_ROUNDS, default 3) are interleaved and the median is
+# printed; the scoring ratio is the median of the per-round ratios, so a
+# machine whose speed drifts between rounds still gives a fair ratio.
+set -uo pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+GEO=${BENCH_GEO:-$ROOT/../shared/data/geoquery}
+ROUNDS=${BENCH_ROUNDS:-3}
+ONLY=${BENCH_ONLY:-startup scoring trivial llm}
+TRIVIAL_SIZES=${BENCH_TRIVIAL_SIZES:-10000 100000}
+LLM_C=${BENCH_LLM_C:-8 64 256 1024}
+LLM_WAVES=${BENCH_LLM_WAVES:-25}
+LLM_LATENCY=${BENCH_LLM_LATENCY:-200ms}
+PROFILE=${BENCH_PROFILE:-0}
+GO=${GO:-go}
+
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/evalflow-bench-cli.XXXXXX")
+FAKEPID=
+cleanup() {
+	[ -n "$FAKEPID" ] && kill "$FAKEPID" 2>/dev/null
+	if [ "$PROFILE" = 1 ]; then
+		echo "profiles kept in $WORK/prof (the rest of $WORK removed)"
+		find "$WORK" -mindepth 1 -maxdepth 1 ! -name prof ! -name bin -exec rm -rf {} +
+	else
+		rm -rf "$WORK"
+	fi
+}
+trap cleanup EXIT
+BIN=$WORK/bin
+mkdir -p "$BIN" "$WORK/prof"
+
+want() { case " $ONLY " in *" $1 "*) return 0 ;; esac; return 1; }
+median() { sort -g | awk '{a[NR]=$1} END {if (NR==0) print "nan"; else if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
+# timed FILE CMD...: run CMD under /usr/bin/time -v (its report to FILE),
+# its own output to FILE.out.
+timed() {
+	local f=$1
+	shift
+	/usr/bin/time -v -o "$f" "$@" >"$f.out" 2>&1
+	local rc=$?
+	[ $rc -ne 0 ] && { echo "  ! exit $rc: $*" >&2; tail -5 "$f.out" >&2; }
+	return 0
+}
+# field FILE: user+sys, wall (s) and max RSS (MB) from a /usr/bin/time -v report.
+cpu_of() { awk -F': ' '/User time/{u=$2} /System time/{s=$2} END{printf "%.3f\n", u+s}' "$1"; }
+user_of() { awk -F': ' '/User time/{print $2}' "$1"; }
+sys_of() { awk -F': ' '/System time/{print $2}' "$1"; }
+wall_of() { awk -F': ' '/Elapsed \(wall clock\)/{n=split($2,p,":"); s=0; for(i=1;i<=n;i++) s=s*60+p[i]; printf "%.3f\n", s}' "$1"; }
+rss_of() { awk -F': ' '/Maximum resident set size/{printf "%.0f\n", $2/1024}' "$1"; }
+fresh_cache() { mktemp -d "$WORK/cache.XXXXXX"; }
+
+echo "== evalflow bench-cli  ($(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $($GO version | cut -d' ' -f3), load $(cut -d' ' -f1-3 /proc/loadavg))"
+echo "   work dir $WORK, rounds $ROUNDS"
+
+echo "-- building"
+VERSION=$(git -C "$ROOT" describe --tags --always --dirty 2>/dev/null || echo 0.1.0-dev)
+(cd "$ROOT" && $GO build -ldflags "-X main.version=$VERSION" -o "$BIN/evalflow" ./cmd/evalflow &&
+	$GO build -o "$BIN/gen" ./internal/bench/gen &&
+	$GO build -o "$BIN/rawfloor" ./internal/bench/rawfloor &&
+	$GO build -o "$BIN/fakellm" ./internal/bench/fakellm) || { echo "build failed"; exit 0; }
+EF=$BIN/evalflow
+if [ "$PROFILE" = 1 ]; then
+	# A profiling build without touching the repository: an overlay adds
+	# internal/bench/prof/hook.go.in to package main and has main() call
+	# benchProfileStop() before os.Exit.
+	OV=$WORK/overlay
+	mkdir -p "$OV"
+	sed 's/^\tos.Exit(code)$/\tbenchProfileStop()\n\tos.Exit(code)/' "$ROOT/cmd/evalflow/main.go" >"$OV/main.go"
+	cp "$ROOT/internal/bench/prof/hook.go.in" "$OV/hook.go"
+	printf '{"Replace":{"%s":"%s","%s":"%s"}}\n' "$ROOT/cmd/evalflow/main.go" "$OV/main.go" \
+		"$ROOT/cmd/evalflow/zz_bench_prof.go" "$OV/hook.go" >"$OV/overlay.json"
+	(cd "$ROOT" && $GO build -overlay "$OV/overlay.json" -o "$BIN/evalflow-prof" ./cmd/evalflow) ||
+		{ echo "profiling build failed; no profiles"; PROFILE=0; }
+	grep -q benchProfileStop "$OV/main.go" || { echo "main.go no longer ends with os.Exit(code); no profiles"; PROFILE=0; }
+fi
+top() { # top PROFILE LABEL
+	echo "   top of $2 (flat, then cumulative):"
+	$GO tool pprof -top -nodecount=12 "$BIN/evalflow-prof" "$1" 2>/dev/null | sed -n '/flat%/,$p' | sed 's/^/     /'
+	$GO tool pprof -top -cum -nodecount=25 "$BIN/evalflow-prof" "$1" 2>/dev/null | sed -n '/flat%/,$p' | grep evalflow/evalflow | head -15 | sed 's/^/     /'
+}
+
+declare -a SUMMARY
+
+# ---------------------------------------------------------------- startup
+if want startup; then
+	echo "-- startup: evalflow version / validate (10 runs each)"
+	"$BIN/gen" -kind trivial -n 10 -out "$WORK/tiny" >/dev/null
+	for what in version validate; do
+		ms=()
+		for _ in $(seq 10); do
+			t0=$(date +%s%N)
+			if [ $what = version ]; then "$EF" version >/dev/null 2>&1; else "$EF" validate "$ROOT/internal/bench/testdata/trivial.hcl" -var dir="$WORK/tiny" >/dev/null 2>&1; fi
+			t1=$(date +%s%N)
+			ms+=("$(( (t1 - t0) / 1000000 ))")
+		done
+		if [ $what = version ]; then timed "$WORK/t.$what" "$EF" version; else timed "$WORK/t.$what" "$EF" validate "$ROOT/internal/bench/testdata/trivial.hcl" -var dir="$WORK/tiny"; fi
+		med=$(printf '%s\n' "${ms[@]}" | median)
+		target=20
+		[ $what = validate ] && target=50
+		line=$(printf '%-34s %8s ms  (min %s)  peak RSS %s MB   target < %s ms' "evalflow $what" "$med" "$(printf '%s\n' "${ms[@]}" | sort -g | head -1)" "$(rss_of "$WORK/t.$what")" $target)
+		echo "   $line"
+		SUMMARY+=("$line")
+	done
+	echo "   binary $(du -m "$EF" | cut -f1) MB; heaviest package inits (GODEBUG=inittrace=1 evalflow version):"
+	GODEBUG=inittrace=1 "$EF" version 2>&1 >/dev/null | awk '/^init /{print $5, $6, $2, $8, $9, $10, $11}' | sort -gr | head -8 | sed 's/^/     /'
+fi
+
+# ---------------------------------------------------------------- scoring
+if want scoring; then
+	if [ ! -f "$GEO/conformance/items.jsonl" ]; then
+		echo "-- scoring: skipped ($GEO/conformance/items.jsonl not found; set BENCH_GEO)"
+	else
+		echo "-- scoring: 8,000 GeoQuery items, all query texts distinct, compare=testsuite"
+		D=$WORK/geo
+		"$BIN/gen" -kind geo -n 8000 -out "$D" -geo "$GEO/conformance/items.jsonl" || exit 0
+		fl=() ev=() ratio=() fw=() ew=()
+		for r in $(seq "$ROUNDS"); do
+			timed "$WORK/s.floor.$r" "$BIN/rawfloor" -dataset "$D/items.jsonl" -predictions "$D/preds.jsonl" -databases "$GEO"
+			EVALFLOW_CACHE_DIR=$(fresh_cache) timed "$WORK/s.ef.$r" "$EF" run "$ROOT/pipelines/text2sql-replay.hcl" \
+				-var dataset="$D/items.jsonl" -var predictions="$D/preds.jsonl" -var databases="$GEO" \
+				-var compare=testsuite -quiet -overwrite -out "$WORK/run-geo"
+			f=$(cpu_of "$WORK/s.floor.$r") e=$(cpu_of "$WORK/s.ef.$r")
+			fl+=("$f") ev+=("$e") fw+=("$(wall_of "$WORK/s.floor.$r")") ew+=("$(wall_of "$WORK/s.ef.$r")")
+			ratio+=("$(awk -v a="$e" -v b="$f" 'BEGIN{printf "%.2f", a/b}')")
+			printf '   round %s: floor cpu %ss (user %s sys %s) wall %ss | evalflow cpu %ss (user %s sys %s) wall %ss rss %s MB | cpu ratio %s\n' \
+				"$r" "$f" "$(user_of "$WORK/s.floor.$r")" "$(sys_of "$WORK/s.floor.$r")" "$(wall_of "$WORK/s.floor.$r")" \
+				"$e" "$(user_of "$WORK/s.ef.$r")" "$(sys_of "$WORK/s.ef.$r")" "$(wall_of "$WORK/s.ef.$r")" "$(rss_of "$WORK/s.ef.$r")" "${ratio[-1]}"
+		done
+		grep -m1 '^ *ex ' "$WORK/s.ef.1.out" | sed 's/^ */   ex (must be 0.4150): /'
+		line=$(printf '%-34s %8s      (floor %ss, evalflow %ss cpu; wall ratio %s)   target <= 1.5' "scoring cpu ratio (evalflow/floor)" \
+			"$(printf '%s\n' "${ratio[@]}" | median)" "$(printf '%s\n' "${fl[@]}" | median)" "$(printf '%s\n' "${ev[@]}" | median)" \
+			"$(awk -v a="$(printf '%s\n' "${ew[@]}" | median)" -v b="$(printf '%s\n' "${fw[@]}" | median)" 'BEGIN{printf "%.2f", a/b}')")
+		echo "   $line"
+		SUMMARY+=("$line")
+		if [ "$PROFILE" = 1 ]; then
+			EVALFLOW_CACHE_DIR=$(fresh_cache) EVALFLOW_CPUPROFILE="$WORK/prof/scoring.cpu" EVALFLOW_MEMPROFILE="$WORK/prof/scoring.alloc" \
+				timed "$WORK/s.prof" "$BIN/evalflow-prof" run "$ROOT/pipelines/text2sql-replay.hcl" \
+				-var dataset="$D/items.jsonl" -var predictions="$D/preds.jsonl" -var databases="$GEO" \
+				-var compare=testsuite -quiet -overwrite -out "$WORK/run-geo-prof"
+			top "$WORK/prof/scoring.cpu" "scoring CPU"
+		fi
+	fi
+fi
+
+# ---------------------------------------------------------------- trivial
+if want trivial; then
+	for n in $TRIVIAL_SIZES; do
+		echo "-- trivial: $n items (replay → SELECT 1 → jaro_winkler → Parquet)"
+		D=$WORK/triv$n
+		"$BIN/gen" -kind trivial -n "$n" -out "$D" || exit 0
+		rates=() walls=()
+		for r in $(seq "$ROUNDS"); do
+			EVALFLOW_CACHE_DIR=$(fresh_cache) timed "$WORK/t.$n.$r" "$EF" run "$ROOT/internal/bench/testdata/trivial.hcl" \
+				-var dir="$D" -quiet -overwrite -out "$WORK/run-triv"
+			w=$(wall_of "$WORK/t.$n.$r")
+			walls+=("$w")
+			rates+=("$(awk -v n="$n" -v w="$w" 'BEGIN{printf "%.0f", n/w}')")
+			printf '   round %s: wall %ss cpu %ss (user %s sys %s) rss %s MB  %s items/s\n' "$r" "$w" "$(cpu_of "$WORK/t.$n.$r")" \
+				"$(user_of "$WORK/t.$n.$r")" "$(sys_of "$WORK/t.$n.$r")" "$(rss_of "$WORK/t.$n.$r")" "${rates[-1]}"
+		done
+		med=$(printf '%s\n' "${walls[@]}" | median)
+		line=$(printf '%-34s %8s items/s (wall median %ss; rounds %s)   target >= 50000' "trivial $n" \
+			"$(awk -v n="$n" -v w="$med" 'BEGIN{printf "%.0f", n/w}')" "$med" "$(IFS=,; echo "${walls[*]}")")
+		echo "   $line"
+		SUMMARY+=("$line")
+		if [ "$PROFILE" = 1 ]; then
+			EVALFLOW_CACHE_DIR=$(fresh_cache) EVALFLOW_CPUPROFILE="$WORK/prof/trivial$n.cpu" EVALFLOW_MEMPROFILE="$WORK/prof/trivial$n.alloc" \
+				timed "$WORK/t.prof.$n" "$BIN/evalflow-prof" run "$ROOT/internal/bench/testdata/trivial.hcl" \
+				-var dir="$D" -quiet -overwrite -out "$WORK/run-triv-prof"
+			top "$WORK/prof/trivial$n.cpu" "trivial $n CPU"
+		fi
+		rm -rf "$WORK/run-triv" "$WORK"/cache.*
+	done
+fi
+
+# ---------------------------------------------------------------- llm
+if want llm; then
+	echo "-- llm: fake OpenAI endpoint, latency $LLM_LATENCY, cache off, every prompt distinct, $LLM_WAVES waves of C"
+	"$BIN/fakellm" -latency "$LLM_LATENCY" -url-file "$WORK/url" 2>"$WORK/fakellm.log" &
+	FAKEPID=$!
+	for _ in $(seq 50); do [ -s "$WORK/url" ] && break; sleep 0.1; done
+	URL=$(cat "$WORK/url")
+	lat=$(awk -v l="$LLM_LATENCY" 'BEGIN{ if (l ~ /ms$/) {sub(/ms$/,"",l); print l/1000} else {sub(/s$/,"",l); print l} }')
+	for c in $LLM_C; do
+		n=$((c * LLM_WAVES))
+		D=$WORK/llm$c
+		"$BIN/gen" -kind llm -n "$n" -out "$D" || exit 0
+		fr=()
+		for r in $(seq "$ROUNDS"); do
+			EVALFLOW_CACHE_DIR=$(fresh_cache) OPENAI_API_KEY=bench timed "$WORK/l.$c.$r" "$EF" run "$ROOT/internal/bench/testdata/llm.hcl" \
+				-var dir="$D" -var base_url="$URL" -var c="$c" -quiet -overwrite -out "$WORK/run-llm"
+			w=$(wall_of "$WORK/l.$c.$r")
+			fr+=("$(awk -v n="$n" -v w="$w" -v c="$c" -v l="$lat" 'BEGIN{printf "%.3f", (n/w)/(c/l)}')")
+			printf '   C=%s round %s: %s items wall %ss cpu %ss rss %s MB  fraction %s\n' "$c" "$r" "$n" "$w" "$(cpu_of "$WORK/l.$c.$r")" "$(rss_of "$WORK/l.$c.$r")" "${fr[-1]}"
+		done
+		target=0.95
+		[ "$c" -ge 1024 ] && target=0.90
+		line=$(printf '%-34s %8s      (ideal %s items/s; rounds %s)   target >= %s' "llm C=$c fraction of C/latency" \
+			"$(printf '%s\n' "${fr[@]}" | median)" "$(awk -v c="$c" -v l="$lat" 'BEGIN{printf "%.0f", c/l}')" "$(IFS=,; echo "${fr[*]}")" $target)
+		echo "   $line"
+		SUMMARY+=("$line")
+		if [ "$PROFILE" = 1 ]; then
+			EVALFLOW_CACHE_DIR=$(fresh_cache) OPENAI_API_KEY=bench EVALFLOW_CPUPROFILE="$WORK/prof/llm$c.cpu" \
+				EVALFLOW_BLOCKPROFILE="$WORK/prof/llm$c.block" EVALFLOW_MUTEXPROFILE="$WORK/prof/llm$c.mutex" EVALFLOW_TRACE="$WORK/prof/llm$c.trace" \
+				timed "$WORK/l.prof.$c" "$BIN/evalflow-prof" run "$ROOT/internal/bench/testdata/llm.hcl" \
+				-var dir="$D" -var base_url="$URL" -var c="$c" -quiet -overwrite -out "$WORK/run-llm-prof"
+			top "$WORK/prof/llm$c.cpu" "llm C=$c CPU"
+		fi
+	done
+	kill "$FAKEPID" 2>/dev/null
+	wait "$FAKEPID" 2>/dev/null
+	FAKEPID=
+fi
+
+echo
+echo "== summary (median of $ROUNDS rounds; targets from issue 14; this script reports, it does not gate)"
+for l in "${SUMMARY[@]}"; do echo "   $l"; done
+exit 0
