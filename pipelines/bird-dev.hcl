@@ -97,6 +97,16 @@ variable "group_by" {
   description = "Columns the aggregates are grouped by (dataset fields, db or status)."
 }
 
+variable "ves_repeat" {
+  type        = number
+  default     = 0
+  description = "BIRD R-VES: 0 = off; N > 0 adds bird_ves and bird_r_ves (mini_dev's evaluation_ves.py, N timed runs of gold and prediction per item, 100 in mini_dev). Timing-dependent; never cached; run with -var concurrency=1 for stable timings."
+  validation {
+    condition     = var.ves_repeat >= 0
+    error_message = "ves_repeat must be 0 (off) or a positive number of timed runs"
+  }
+}
+
 variable "timeout" {
   type        = string
   default     = "30s"
@@ -184,6 +194,18 @@ stage "score" {
     compare = var.compare
   }
   metric "bird_soft_f1" {}
+  dynamic "metric" {
+    for_each = var.ves_repeat > 0 ? ["bird_ves"] : []
+    labels   = [metric.value]
+    content {
+      repeat = var.ves_repeat
+    }
+  }
+  dynamic "metric" {
+    for_each = var.ves_repeat > 0 ? ["bird_r_ves"] : []
+    labels   = [metric.value]
+    content {}
+  }
 }
 
 stage "aggregate" {

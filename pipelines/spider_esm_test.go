@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -116,5 +117,52 @@ func TestSpiderESMThroughReplay(t *testing.T) {
 				t.Errorf("%d disagreements", bad)
 			}
 		})
+	}
+}
+
+// TestVESRepeatAddsRVES: -var ves_repeat=N adds bird_ves (a reward tier of
+// mini_dev's evaluation_ves.py) and bird_r_ves (its square root × 100) to
+// the replay pipeline; without it neither column exists.
+func TestVESRepeatAddsRVES(t *testing.T) {
+	q := filepath.Join("..", "examples", "quickstart", "data")
+	vars := []string{"dataset=" + filepath.Join(q, "questions.jsonl"), "predictions=" + filepath.Join(q, "predictions.jsonl"),
+		"databases=" + q, "timeout=2s", "compare=bird"}
+	tiers := map[float64]bool{0: true, 0.25: true, 0.5: true, 0.75: true, 1: true, 1.25: true}
+	for _, repeat := range []string{"0", "3"} {
+		pl := load(t, "text2sql-replay.hcl", append(vars, "ves_repeat="+repeat)...)
+		n := 0
+		err := pl.Run(context.Background(), planner.RunOptions{OnRecord: func(r *item.Record) error {
+			v, okV := r.Score("bird_ves")
+			rv, okR := r.Score("bird_r_ves")
+			if repeat == "0" {
+				if okV || okR {
+					t.Errorf("item %s: ves_repeat=0 still scores bird_ves/bird_r_ves", r.Item.ID)
+				}
+				return nil
+			}
+			if !okV || !okR {
+				t.Fatalf("item %s: ves_repeat=%s but no bird_ves/bird_r_ves", r.Item.ID, repeat)
+			}
+			if r.Status == "error" || v.Null {
+				return nil
+			}
+			if !tiers[v.Value] {
+				t.Errorf("item %s: bird_ves %v is not one of evaluation_ves.py's reward tiers", r.Item.ID, v.Value)
+			}
+			if m, _ := r.Score("ex"); m.Value == 0 && v.Value != 0 {
+				t.Errorf("item %s: ex 0 but bird_ves %v", r.Item.ID, v.Value)
+			}
+			if d := rv.Value - 100*math.Sqrt(v.Value); d > 1e-9 || d < -1e-9 {
+				t.Errorf("item %s: bird_r_ves %v, want sqrt(%v)*100", r.Item.ID, rv.Value, v.Value)
+			}
+			n++
+			return nil
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if repeat != "0" && n == 0 {
+			t.Error("no item scored bird_ves")
+		}
 	}
 }

@@ -74,6 +74,16 @@ variable "tables" {
   description = "Spider's tables.json: adds spider_esm, spider_esm_2018 and spider_hardness (exact-set-match as Spider's evaluation.py; schemas from <databases>/<db>/<db>.sqlite)."
 }
 
+variable "ves_repeat" {
+  type        = number
+  default     = 0
+  description = "BIRD R-VES: 0 = off; N > 0 adds bird_ves and bird_r_ves (mini_dev's evaluation_ves.py, N timed runs of gold and prediction per item, 100 in mini_dev). Timing-dependent; never cached; run with -var concurrency=1 for stable timings."
+  validation {
+    condition     = var.ves_repeat >= 0
+    error_message = "ves_repeat must be 0 (off) or a positive number of timed runs"
+  }
+}
+
 variable "timeout" {
   type        = string
   default     = "30s"
@@ -155,6 +165,18 @@ stage "score" {
   metric "bird_soft_f1" {}
   metric "pass_at_k" {
     k = var.k
+  }
+  dynamic "metric" {
+    for_each = var.ves_repeat > 0 ? ["bird_ves"] : []
+    labels   = [metric.value]
+    content {
+      repeat = var.ves_repeat
+    }
+  }
+  dynamic "metric" {
+    for_each = var.ves_repeat > 0 ? ["bird_r_ves"] : []
+    labels   = [metric.value]
+    content {}
   }
   dynamic "metric" {
     for_each = var.tables == "" ? [] : ["spider_esm", "spider_esm_2018", "spider_hardness"]
