@@ -28,7 +28,15 @@ var page = template.Must(template.New("report").Funcs(template.FuncMap{
 	},
 	"inc":   func(i int) int { return i + 1 },
 	"multi": func(r *Run) bool { return len(r.Cells) > 0 },
+	"view":  func(v *ResultView, total sql.NullInt64) resultArg { return resultArg{v, total} },
 }).Parse(pageText))
+
+// resultArg hands a result's preview and its row count (gold_rows or
+// pred_rows) to the "rows" and "preview" templates.
+type resultArg struct {
+	V     *ResultView
+	Total sql.NullInt64
+}
 
 // Write renders rep as one self-contained HTML page.
 func Write(w io.Writer, rep *Report) error {

@@ -160,8 +160,68 @@ type Item struct {
 	Status, ErrorClass, Error, ErrMessage string
 	GoldError                             string
 	GoldRows, PredRows, Attempts          sql.NullInt64
-	Values                                []MetricValue
-	Wrong                                 bool
+	// GoldPreview and PredPreview are the heads of the two results
+	// (items.parquet gold_preview, pred_preview); nil when the column is
+	// null or the run has none.
+	GoldPreview, PredPreview *ResultView
+	Values                   []MetricValue
+	Wrong                    bool
+}
+
+// ResultView is a result preview as the item table shows it.
+type ResultView struct {
+	Columns []string
+	Rows    [][]Cell
+	// ColumnsTotal is the result's column count; ColumnsCut is set when
+	// it holds more than Columns.
+	ColumnsTotal int64
+	ColumnsCut   bool
+	// Truncated: the preview holds less than the result (rows, columns or
+	// a text cut); Capped: the engine's max_rows cut the result itself.
+	Truncated, Capped bool
+	// Err says why the stored preview could not be read (then the rest
+	// is empty).
+	Err string
+}
+
+// RowsCut reports whether rows of the result are left out of the view.
+func (v *ResultView) RowsCut(total sql.NullInt64) bool {
+	return total.Valid && int64(len(v.Rows)) < total.Int64
+}
+
+// Cell is one value of a preview: Null for SQL NULL, else its text as
+// items.parquet holds it.
+type Cell struct {
+	Text string
+	Null bool
+}
+
+// resultView reads a preview column's value; nil for none.
+func resultView(s string) *ResultView {
+	if s == "" {
+		return nil
+	}
+	p, err := rundir.ParsePreview(s)
+	if err != nil {
+		return &ResultView{Err: err.Error()}
+	}
+	v := &ResultView{Columns: p.Columns, ColumnsTotal: p.ColumnsTotal, ColumnsCut: int64(len(p.Columns)) < p.ColumnsTotal,
+		Truncated: p.Truncated, Capped: p.Capped}
+	for _, row := range p.Rows {
+		cells := make([]Cell, len(row))
+		for i, x := range row {
+			switch x := x.(type) {
+			case nil:
+				cells[i] = Cell{Text: "NULL", Null: true}
+			case string:
+				cells[i] = Cell{Text: x}
+			default: // json.Number, bool: as written
+				cells[i] = Cell{Text: fmt.Sprint(x)}
+			}
+		}
+		v.Rows = append(v.Rows, cells)
+	}
+	return v
 }
 
 // MetricValue is one metric of an item.
@@ -648,7 +708,7 @@ func (q *querier) items(r *Run, max int) error {
 	}
 	sel := []string{"seq", str("id"), q.cellExpr(q.cols), str("question"), str("db"), str("gold"), str("prediction"),
 		str("status"), str("error_class"), str("error"), str("error_message"), str("gold_error"),
-		num("gold_rows"), num("pred_rows"), num("attempts"), bad}
+		num("gold_rows"), num("pred_rows"), num("attempts"), bad, str("gold_preview"), str("pred_preview")}
 	for _, m := range r.Metrics {
 		sel = append(sel, runsql.Ident(m))
 	}
@@ -660,9 +720,10 @@ func (q *querier) items(r *Run, max int) error {
 	defer rows.Close()
 	for rows.Next() {
 		var it Item
+		var goldPreview, predPreview string
 		it.Values = make([]MetricValue, len(r.Metrics))
 		dst := []any{&it.Seq, &it.ID, &it.Cell, &it.Question, &it.DB, &it.Gold, &it.Pred, &it.Status, &it.ErrorClass,
-			&it.Error, &it.ErrMessage, &it.GoldError, &it.GoldRows, &it.PredRows, &it.Attempts, &it.Wrong}
+			&it.Error, &it.ErrMessage, &it.GoldError, &it.GoldRows, &it.PredRows, &it.Attempts, &it.Wrong, &goldPreview, &predPreview}
 		for i, m := range r.Metrics {
 			it.Values[i].Metric = m
 			dst = append(dst, &it.Values[i].Value)
@@ -670,6 +731,7 @@ func (q *querier) items(r *Run, max int) error {
 		if err := rows.Scan(dst...); err != nil {
 			return err
 		}
+		it.GoldPreview, it.PredPreview = resultView(goldPreview), resultView(predPreview)
 		r.Items = append(r.Items, it)
 	}
 	r.ItemsShown = len(r.Items)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"html/template"
 	"os"
 	"path/filepath"
 	"strings"
@@ -47,7 +48,9 @@ func writeRun(t testing.TB, dir string, n int, status string) {
 		CASE WHEN i % 4 = 1 THEN 'execution' ELSE '' END AS error_class,
 		CASE WHEN i % 4 = 1 THEN 'no such table: customer1' ELSE '' END AS error_message,
 		1::BIGINT AS samples, 1 + (i % 3)::BIGINT AS attempts, true AS valid, i % 4 <> 1 AS executed,
-		1::BIGINT AS gold_rows, CASE WHEN i % 4 = 1 THEN NULL ELSE 1 END::BIGINT AS pred_rows, '' AS gold_error,
+		7::BIGINT AS gold_rows, CASE WHEN i % 4 = 1 THEN NULL ELSE 1 END::BIGINT AS pred_rows, '' AS gold_error,
+		'{"columns":["n","name"],"rows":[[0,"<script>alert(2)</script>"],[1,null],[2,"c"],[3,"d"],[4,"e"]],"rows_total":7,"columns_total":2,"truncated":true,"capped":false}' AS gold_preview,
+		CASE WHEN i % 4 = 1 THEN NULL ELSE '{"columns":["count(*)"],"rows":[[' || (i * 10) || ']],"rows_total":1,"columns_total":1,"truncated":false,"capped":false}' END AS pred_preview,
 		(i % 100)::DOUBLE AS duration_ms,
 		CASE WHEN i % 50 = 49 OR '` + status + `' <> '' THEN NULL WHEN i % 4 = 0 THEN 1.0 ELSE 0.0 END::DOUBLE AS ex,
 		'' AS metric_errors, '' AS metric_notes
@@ -169,5 +172,69 @@ func TestNothingFinished(t *testing.T) {
 	}
 	if !strings.Contains(buf.String(), `data-key="[&#34;status&#34;,0,&#34;&#34;,&#34;cancelled&#34;]" data-value="10"`) {
 		t.Error("the page does not count the 10 cancelled items")
+	}
+}
+
+// TestResultPreviews: the item table shows both results' previews side by
+// side, each cell as items.parquet holds it, escaped, with "first 5 of 7
+// rows" when rows are cut, and no table for a query that did not run.
+func TestResultPreviews(t *testing.T) {
+	dir := t.TempDir()
+	writeRun(t, dir, 20, "")
+	rep, err := Build(context.Background(), []string{dir}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := Write(&buf, rep); err != nil {
+		t.Fatal(err)
+	}
+	page := buf.String()
+	// itemHTML returns the item's block, its gold result and its
+	// prediction result.
+	itemHTML := func(seq int) (string, string) {
+		t.Helper()
+		_, rest, ok := strings.Cut(page, `data-seq="`+itoa(seq)+`"`)
+		if !ok {
+			t.Fatalf("item %d is not on the page", seq)
+		}
+		rest, _, _ = strings.Cut(rest, `<div class="item `)
+		_, gold, _ := strings.Cut(rest, `class="result gold"`)
+		gold, pred, _ := strings.Cut(gold, `class="result pred"`)
+		return gold, pred
+	}
+	db, err := sql.Open("duckdb", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	items := filepath.Join(dir, rundir.ItemsFile)
+	for _, seq := range []int{2, 6} {
+		gold, pred := itemHTML(seq)
+		var predCell, goldCell string
+		var goldNull bool
+		err := db.QueryRow(`SELECT pred_preview->'rows'->0->>0, gold_preview->'rows'->0->>1, (gold_preview->'rows'->1->1) = 'null'::JSON
+			FROM read_parquet('`+items+`') WHERE seq = ?`, seq).Scan(&predCell, &goldCell, &goldNull)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if predCell != itoa(seq*10) || goldCell != "<script>alert(2)</script>" || !goldNull {
+			t.Fatalf("the Parquet holds %q, %q, null %v: the test's data changed", predCell, goldCell, goldNull)
+		}
+		if !strings.Contains(pred, "<td>"+template.HTMLEscapeString(predCell)+"</td>") {
+			t.Errorf("item %d: the prediction's first cell %q is not on the page:\n%s", seq, predCell, pred)
+		}
+		if !strings.Contains(gold, "<td>"+template.HTMLEscapeString(goldCell)+"</td>") || !strings.Contains(gold, `<td class="null">NULL</td>`) {
+			t.Errorf("item %d: the gold's cells are not on the page, escaped:\n%s", seq, gold)
+		}
+		if !strings.Contains(gold, "first 5 of <span") || !strings.Contains(gold, "truncated preview") || strings.Contains(pred, "first ") || strings.Contains(pred, "truncated") {
+			t.Errorf("item %d: the cut gold preview is not marked, or the whole prediction is:\n%s\n%s", seq, gold, pred)
+		}
+	}
+	if _, pred := itemHTML(1); !strings.Contains(pred, "did not run") || strings.Contains(pred, "<table") {
+		t.Errorf("item 1's prediction did not run, yet:\n%s", pred)
+	}
+	if strings.Contains(page, "<script>alert(2)") {
+		t.Error("a result cell reached the page unescaped")
 	}
 }

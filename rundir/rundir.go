@@ -111,6 +111,11 @@ type Run struct {
 	passCols   []sinks.Column
 	passSrc    []string // dataset field of each pass-through column
 	itemSchema sinks.Schema
+	// previews is set when itemSchema has gold_preview and pred_preview
+	// (parts an older evalflow wrote, adopted on resume, have not); pbuf
+	// is the buffer previews are built in (guarded by mu, as Write is).
+	previews   bool
+	pbuf       []byte
 	attSchema  sinks.Schema
 	cellCols   sinks.Schema
 	sinkBlocks []*dsl.Sink
@@ -610,7 +615,7 @@ const passDoc = "pass-through dataset column "
 // adoptSchema takes the item schema of an earlier generation's parts, so
 // every part of the run has the same columns.
 func (r *Run) adoptSchema(s sinks.Schema) {
-	r.itemSchema = s
+	r.setItemSchema(s)
 	r.passCols, r.passSrc = nil, nil
 	for _, c := range s {
 		if src, ok := strings.CutPrefix(c.Doc, passDoc); ok {
@@ -618,6 +623,15 @@ func (r *Run) adoptSchema(s sinks.Schema) {
 			r.passSrc = append(r.passSrc, src)
 		}
 	}
+}
+
+// setItemSchema fixes items.parquet's columns for the whole run.
+func (r *Run) setItemSchema(s sinks.Schema) {
+	r.itemSchema = s
+	col := colIndex(s)
+	_, g := col["gold_preview"]
+	_, p := col["pred_preview"]
+	r.previews = g && p
 }
 
 // recordFromRow rebuilds what the aggregates and the progress display need
@@ -741,7 +755,7 @@ func (r *Run) SetPassColumns(names []string, types []table.Type) {
 		r.passCols = append(r.passCols, sinks.Column{Name: name, Type: types[i], Doc: passDoc + n})
 		r.passSrc = append(r.passSrc, n)
 	}
-	r.itemSchema = withCells(ItemSchema(r.passCols, r.metricCols), r.cellCols)
+	r.setItemSchema(withCells(ItemSchema(r.passCols, r.metricCols), r.cellCols))
 }
 
 func (r *Run) schemaFrom(rec *item.Record) {
@@ -965,7 +979,7 @@ func (r *Run) Close() error {
 		return err
 	}
 	if r.itemSchema == nil {
-		r.itemSchema = withCells(ItemSchema(nil, r.metricCols), r.cellCols)
+		r.setItemSchema(withCells(ItemSchema(nil, r.metricCols), r.cellCols))
 	}
 	return r.merge()
 }

@@ -34,6 +34,8 @@ func ItemSchema(pass []sinks.Column, metricCols []string) sinks.Schema {
 		{Name: "gold_rows", Type: table.TypeInt},
 		{Name: "pred_rows", Type: table.TypeInt},
 		{Name: "gold_error", Type: table.TypeString},
+		{Name: "gold_preview", Type: table.TypeString, Doc: "JSON: the gold result's first rows (docs/output.md, result previews)"},
+		{Name: "pred_preview", Type: table.TypeString, Doc: "JSON: the final attempt's result's first rows, as gold_preview"},
 		{Name: "duration_ms", Type: table.TypeFloat, Doc: "time spent in validate and execute over all attempts"},
 	}...)
 	for _, m := range metricCols {
@@ -141,7 +143,17 @@ func (r *Run) itemRow(rec *item.Record) []any {
 		}
 	}
 	row = append(row, pred, ItemStatus(rec), nz(rec.Error), class, msg, int64(len(rec.Samples)), attempts,
-		valid, executed, goldRows, predRows, nz(rec.GoldError), ms(dur))
+		valid, executed, goldRows, predRows, nz(rec.GoldError))
+	if r.previews {
+		// Built here, from the tables gold_rows and pred_rows count, into
+		// one reused buffer: nothing runs again and nothing is kept.
+		var predRes *table.Table
+		if f := rec.Final(); f != nil {
+			predRes = f.Result
+		}
+		row = append(row, previewOf(&r.pbuf, rec.GoldResult), previewOf(&r.pbuf, predRes))
+	}
+	row = append(row, ms(dur))
 	errs, notes := map[string]string{}, map[string]string{}
 	for _, m := range r.metricCols {
 		s, ok := rec.Score(m)

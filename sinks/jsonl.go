@@ -110,6 +110,16 @@ func appendJSONValue(b []byte, t table.Type, v any) []byte {
 	return appendJSONString(b, asString(v))
 }
 
+// AppendJSONString appends s as a JSON string the way the JSONL sink
+// writes text: invalid UTF-8 becomes U+FFFD, U+2028 and U+2029 are
+// escaped, HTML characters are left alone. It allocates only to grow b.
+func AppendJSONString(b []byte, s string) []byte { return appendJSONString(b, s) }
+
+// AppendJSONFloat appends a finite f as encoding/json writes it (shortest
+// round-trip decimal, exponent form outside [1e-6, 1e21)); NaN and ±Inf,
+// which JSON cannot hold, become null.
+func AppendJSONFloat(b []byte, f float64) []byte { return appendJSONFloat(b, f) }
+
 // appendJSONFloat writes f as encoding/json does (shortest round-trip
 // decimal, exponent form outside [1e-6, 1e21)), and NaN and ±Inf as null.
 func appendJSONFloat(b []byte, f float64) []byte {
