@@ -52,6 +52,7 @@ Usage:
   evalflow cache    stats|clear|explain KEY|gc   inspect, trim or clear the caches
   evalflow doctor   [-format json]     is each engine and model provider ready? what to run if not
   evalflow spider-eval [flags]         Spider's exact-set-match report, as evaluation.py --etype match prints it
+  evalflow suite    build [flags]      build distinguishing test-suite databases for a dataset's schemas
   evalflow version                     print the version
 
 Run 'evalflow COMMAND -h' for a command's flags.
@@ -89,6 +90,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return cmdQuery(ctx, rest, stdout, stderr)
 	case "show":
 		return cmdShow(ctx, rest, stdout, stderr)
+	case "suite":
+		return cmdSuite(ctx, rest, stdout, stderr)
 	case "spider-eval":
 		return cmdSpiderEval(ctx, rest, stdout, stderr)
 	case "report":
@@ -103,7 +106,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitOK
 	}
 	hint := ""
-	if s := dsl.Suggest(cmd, []string{"run", "plan", "validate", "compare", "export", "rerun", "query", "show", "report", "fmt", "metrics", "cache", "doctor", "spider-eval", "version", "help"}); s != "" {
+	if s := dsl.Suggest(cmd, []string{"run", "plan", "validate", "compare", "export", "rerun", "query", "show", "report", "fmt", "metrics", "cache", "doctor", "spider-eval", "suite", "version", "help"}); s != "" {
 		hint = fmt.Sprintf(" Did you mean %q?", s)
 	}
 	fmt.Fprintf(stderr, "evalflow: unknown command %q.%s\n\n%s", cmd, hint, usage)

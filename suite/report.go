@@ -1,0 +1,156 @@
+package suite
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// Report is OUT/suite.json: the build's inputs and one DBReport per
+// database, in the order the dataset first names them. Apart from the
+// elapsed times it depends only on the inputs and the seed.
+type Report struct {
+	Dataset   string      `json:"dataset"`
+	Engine    string      `json:"engine"`
+	Compare   string      `json:"compare"`
+	Seed      uint64      `json:"seed"`
+	MaxDBs    int         `json:"max_dbs"`
+	Samples   int         `json:"samples"`
+	MaxRows   int         `json:"max_rows"`
+	Nulls     bool        `json:"nulls"`
+	Empty     bool        `json:"empty_tables"`
+	Databases []*DBReport `json:"databases"`
+	Elapsed   string      `json:"elapsed"`
+}
+
+// DBReport is what Build did for one database.
+type DBReport struct {
+	DB     string `json:"db"`
+	Engine string `json:"engine"`
+	// Golds is the number of distinct gold queries.
+	Golds int `json:"golds"`
+	// SchemaNotes lists the foreign keys of the schema that were ignored.
+	SchemaNotes []string    `json:"schema_notes,omitempty"`
+	GoldIssues  []GoldIssue `json:"gold_issues,omitempty"`
+	// Neighbours counts the candidates generated; Dropped those that did
+	// not run on the original, by reason.
+	Neighbours int            `json:"neighbours"`
+	Dropped    map[string]int `json:"dropped"`
+	// Separated counts the kept neighbours whose result differs from the
+	// gold's on some database of the suite; SeparatedByOriginal those the
+	// original alone separates.
+	Separated           int           `json:"separated"`
+	SeparatedByOriginal int           `json:"separated_by_original"`
+	Unseparated         []Unseparated `json:"unseparated"`
+	// Sampled counts the random databases drawn; Rejected those not kept,
+	// by reason.
+	Sampled  int            `json:"sampled"`
+	Rejected map[string]int `json:"rejected"`
+	Kept     []KeptDB       `json:"kept"`
+	Elapsed  string         `json:"elapsed"`
+}
+
+// GoldIssue is a gold query that was left out, and why.
+type GoldIssue struct {
+	IDs     []string `json:"ids"`
+	Gold    string   `json:"gold"`
+	Problem string   `json:"problem"`
+}
+
+// Unseparated is a neighbour that no database of the suite tells apart
+// from its gold: an equivalent query, or one the budget did not reach.
+type Unseparated struct {
+	IDs       []string `json:"ids"`
+	Gold      string   `json:"gold"`
+	Mutation  string   `json:"mutation"`
+	Neighbour string   `json:"neighbour"`
+}
+
+// KeptDB is one generated database of the suite.
+type KeptDB struct {
+	File      string `json:"file"`
+	Sample    int    `json:"sample"`
+	Separated int    `json:"separated"`
+}
+
+// WriteFiles writes dir/suite.json and dir/summary.md.
+func (r *Report) WriteFiles(dir string) error {
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "suite.json"), append(b, '\n'), 0o644); err != nil {
+		return err
+	}
+	f, err := os.Create(filepath.Join(dir, "summary.md"))
+	if err != nil {
+		return err
+	}
+	r.WriteSummary(f, true)
+	return f.Close()
+}
+
+// WriteSummary writes the readable summary: one line per database, then
+// (when full) the reasons and the unseparated neighbours with their text.
+func (r *Report) WriteSummary(w io.Writer, full bool) {
+	fmt.Fprintf(w, "# Suite of %s (engine %s, compare %s, seed %d)\n\n", r.Dataset, r.Engine, r.Compare, r.Seed)
+	fmt.Fprintf(w, "| db | golds | neighbours | dropped | separated | by original | unseparated | sampled | kept | time |\n")
+	fmt.Fprintf(w, "|---|---|---|---|---|---|---|---|---|---|\n")
+	for _, d := range r.Databases {
+		fmt.Fprintf(w, "| %s | %d | %d | %d | %d | %d | %d | %d | %d | %s |\n", d.DB, d.Golds, d.Neighbours, sum(d.Dropped),
+			d.Separated, d.SeparatedByOriginal, len(d.Unseparated), d.Sampled, len(d.Kept), d.Elapsed)
+	}
+	if !full {
+		return
+	}
+	for _, d := range r.Databases {
+		fmt.Fprintf(w, "\n## %s\n", d.DB)
+		for _, n := range d.SchemaNotes {
+			fmt.Fprintf(w, "\n- foreign key ignored: %s\n", n)
+		}
+		for _, gi := range d.GoldIssues {
+			fmt.Fprintf(w, "\n- gold %s left out: %s\n", strings.Join(gi.IDs, ","), gi.Problem)
+		}
+		writeCounts(w, "Neighbours dropped", d.Dropped)
+		writeCounts(w, "Sampled databases not kept", d.Rejected)
+		if len(d.Kept) > 0 {
+			fmt.Fprintf(w, "\nKept databases:\n\n")
+			for _, k := range d.Kept {
+				fmt.Fprintf(w, "- %s (sample %d): separates %d\n", k.File, k.Sample, k.Separated)
+			}
+		}
+		if len(d.Unseparated) > 0 {
+			fmt.Fprintf(w, "\nUnseparated neighbours:\n\n")
+			for _, u := range d.Unseparated {
+				fmt.Fprintf(w, "- %s, %s:\n  - gold: `%s`\n  - neighbour: `%s`\n", strings.Join(u.IDs, ","), u.Mutation, u.Gold, u.Neighbour)
+			}
+		}
+	}
+}
+
+func writeCounts(w io.Writer, title string, m map[string]int) {
+	if len(m) == 0 {
+		return
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	fmt.Fprintf(w, "\n%s:\n\n", title)
+	for _, k := range keys {
+		fmt.Fprintf(w, "- %d × %s\n", m[k], k)
+	}
+}
+
+func sum(m map[string]int) int {
+	n := 0
+	for _, v := range m {
+		n += v
+	}
+	return n
+}
