@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 
 	"github.com/evalflow/evalflow/item"
@@ -135,4 +136,56 @@ func (c *FileDBs) Close() error {
 		errs = append(errs, h.DB.Close())
 	}
 	return errors.Join(errs...)
+}
+
+// suiteMarkers maps the engine kinds whose databases are single files to
+// the substring test-suite's rule looks for in a file's base name: its
+// exec_eval.py takes every file of dirname(db) whose name contains
+// '.sqlite' as a test database. DuckDB suites (evalflow suite build
+// -engine duckdb) follow the same rule with '.duckdb'.
+var suiteMarkers = map[string]string{"sqlite": ".sqlite", "duckdb": ".duckdb"}
+
+// SuiteMarker returns the substring that makes a file a test database for
+// an engine kind, and false for kinds without the folder notion (server
+// engines, directories of files, graphs).
+func SuiteMarker(kind string) (string, bool) {
+	m, ok := suiteMarkers[kind]
+	return m, ok
+}
+
+// SuiteFiles lists the other test databases of the database file db under
+// test-suite's rule: every entry of db's directory, as written (symlinks
+// not followed), whose base name contains marker, except db itself,
+// sorted by name. Entries are not filtered further, exactly as test-suite
+// does not: a directory, a "-journal" or ".wal" file or anything else whose
+// name holds the marker is listed and fails when opened. An unreadable
+// directory is an execution error (Unavailable).
+//
+// Only a folder named after its database is a suite — <db>/<db>.sqlite,
+// the layout of test-suite's databases and of `evalflow suite build`. A
+// database file in a folder it shares with others under other names (the
+// flat <db>.sqlite layout evalflow also reads) is one database: SuiteFiles
+// returns nothing for it, where test-suite would run every other database
+// of the folder and fail on their schemas.
+func SuiteFiles(db, marker string) ([]string, error) {
+	dir, self := filepath.Split(db)
+	if dir == "" {
+		dir = "."
+	}
+	stem, _, _ := strings.Cut(self, ".")
+	if filepath.Base(filepath.Clean(dir)) != stem {
+		return nil, nil
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, &Error{Class: item.ClassExecution, Unavailable: true, Err: err,
+			Msg: "listing the test databases beside " + db + ": " + err.Error()}
+	}
+	var out []string
+	for _, e := range ents { // os.ReadDir sorts by name
+		if n := e.Name(); n != self && strings.Contains(n, marker) {
+			out = append(out, filepath.Join(dir, n))
+		}
+	}
+	return out, nil
 }

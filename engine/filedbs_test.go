@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"database/sql/driver"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -70,5 +71,39 @@ func TestFileDBs(t *testing.T) {
 	}
 	if _, err := c.Acquire(files[0]); err == nil || !strings.Contains(err.Error(), "closed") {
 		t.Errorf("Acquire after Close = %v", err)
+	}
+}
+
+// TestSuiteFilesLayout: a folder named after its database is a suite
+// (every other file holding the marker, by name); a database in a shared
+// flat folder is one database, whatever else the folder holds.
+func TestSuiteFilesLayout(t *testing.T) {
+	root := t.TempDir()
+	mk := func(rel string) string {
+		p := filepath.Join(root, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	shop := mk("shop/shop.sqlite")
+	mk("shop/shop_002.sqlite")
+	mk("shop/shop_001.sqlite")
+	mk("shop/notes.txt")
+	got, err := SuiteFiles(shop, ".sqlite")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{filepath.Join(root, "shop", "shop_001.sqlite"), filepath.Join(root, "shop", "shop_002.sqlite")}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("suite folder: got %v, want %v", got, want)
+	}
+	flat := mk("flat/a.sqlite")
+	mk("flat/b.sqlite")
+	if got, err := SuiteFiles(flat, ".sqlite"); err != nil || len(got) != 0 {
+		t.Errorf("flat folder: got %v, %v; want no other test database", got, err)
 	}
 }

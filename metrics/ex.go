@@ -98,10 +98,13 @@ var ProfileEvalflow = Profile{Name: "evalflow", Semantics: Bag, Order: RowOrderA
 //   - several statements after rewriting score 0 (Python's sqlite3 refuses
 //     them); a statement that is not read-only is never run and scores 0;
 //   - a failing prediction scores 0; a failing gold is an error for the item
-//     (test-suite aborts the whole run).
-//
-// Only one database is used: test-suite also runs the pair on every other
-// *.sqlite* file in the database's directory (its distilled test suites).
+//     (test-suite aborts the whole run);
+//   - the pair must agree on every test database of the item (Input.Suite:
+//     every *.sqlite* file of its directory, as test-suite's os.listdir
+//     rule): the item's own first, then the others by name, stopping at the
+//     first that separates them (named in the score's note); the gold runs
+//     on every one first, and one it fails on makes the item an error
+//     (exSuiteGolds, exSuiteMatch).
 var ProfileTestSuite = Profile{Name: "testsuite", Semantics: Bag, Order: RowOrderSubstring, Permute: true,
 	TestSuiteRewrite: true, StripDistinct: true, PythonQuickReject: true}
 
@@ -266,15 +269,8 @@ func exPred(ctx context.Context, p Profile, in Input, a *item.Attempt) (*table.T
 //   - otherwise the text runs through in.Exec (the score stage's engine,
 //     read-only).
 func exTestSuitePred(ctx context.Context, p Profile, in Input, a *item.Attempt) (*table.Table, error) {
-	switch a.ErrorClass {
-	case item.ClassGeneration, item.ClassPanic, item.ClassCancelled:
-		return nil, fmt.Errorf("no query to run (%s): %s", a.ErrorClass, a.ErrorMessage)
-	}
-	if strings.TrimSpace(a.Query) == "" {
-		return nil, errors.New("the prediction is empty")
-	}
-	text := p.PreparePred(a.Query)
-	if err := pyOneStatement(text); err != nil {
+	text, err := exTestSuiteText(p, a)
+	if err != nil {
 		return nil, err
 	}
 	if sqltext.Empty(text) {
@@ -293,6 +289,105 @@ func exTestSuitePred(ctx context.Context, p Profile, in Input, a *item.Attempt) 
 		return nil, errNeedsExec
 	}
 	return in.Exec(ctx, text)
+}
+
+// exTestSuiteText returns the text test-suite runs for attempt a, or the
+// error that makes it score 0 before anything runs (exTestSuitePred).
+func exTestSuiteText(p Profile, a *item.Attempt) (string, error) {
+	switch a.ErrorClass {
+	case item.ClassGeneration, item.ClassPanic, item.ClassCancelled:
+		return "", fmt.Errorf("no query to run (%s): %s", a.ErrorClass, a.ErrorMessage)
+	}
+	if strings.TrimSpace(a.Query) == "" {
+		return "", errors.New("the prediction is empty")
+	}
+	text := p.PreparePred(a.Query)
+	if err := pyOneStatement(text); err != nil {
+		return "", err
+	}
+	return text, nil
+}
+
+// exSuiteDB is one other test database of an item with the gold's result
+// on it.
+type exSuiteDB struct {
+	TestDB
+	gold *table.Table
+}
+
+// exSuiteGolds runs the prepared gold text on every other test database of
+// the item (Input.Suite; nil when the profile is not a test-suite one or
+// the engine has no folder notion). A suite that cannot be listed and a
+// gold that fails on any test database are harness failures: reported
+// through in.Harness and returned, so the item is an error, never a score.
+// test-suite asserts on a failing gold only when it reaches that database
+// (it stops at the first mismatch, in os.listdir order); running the gold
+// on every test database first makes a broken suite an error whatever the
+// directory order.
+func exSuiteGolds(ctx context.Context, p Profile, in Input) ([]exSuiteDB, error) {
+	if !p.TestSuiteRewrite || in.Suite == nil {
+		return nil, nil
+	}
+	dbs, err := in.Suite(ctx)
+	if err != nil {
+		err = fmt.Errorf("listing the test databases: %w", err)
+		in.harness(err)
+		return nil, err
+	}
+	if len(dbs) == 0 {
+		return nil, nil
+	}
+	text, _ := p.PrepareGold(in.Record.Item.Gold)
+	out := make([]exSuiteDB, 0, len(dbs))
+	for _, db := range dbs {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		g, err := db.Exec(ctx, text)
+		if err != nil {
+			err = fmt.Errorf("gold query failed on test database %s: %v", db.Name, err)
+			in.harness(err)
+			return nil, err
+		}
+		out = append(out, exSuiteDB{TestDB: db, gold: g})
+	}
+	return out, nil
+}
+
+// exSuiteMatch runs attempt a, which matched the gold on the item's own
+// database, on the other test databases in order, as test-suite's loop
+// does: the first database where the prediction fails or its result
+// differs from the gold's ends it with false, and note names that
+// database. The prediction text passed exTestSuiteText already; a text
+// that is not one read-only query is never run (0), as on the item's own
+// database.
+func exSuiteMatch(ctx context.Context, p Profile, a *item.Attempt, suite []exSuiteDB, opts CompareOptions) (match bool, note string) {
+	text, err := exTestSuiteText(p, a)
+	if err != nil {
+		return false, err.Error()
+	}
+	empty := sqltext.Empty(text)
+	if !empty {
+		if ok, reason := sqltext.ReadOnly(text); !ok {
+			return false, fmt.Sprintf("not run: %s (evalflow executes only read-only queries)", reason)
+		}
+	}
+	for _, db := range suite {
+		if ctx.Err() != nil {
+			return false, ""
+		}
+		pred := &table.Table{}
+		if !empty {
+			var err error
+			if pred, err = db.Exec(ctx, text); err != nil {
+				return false, fmt.Sprintf("the prediction fails on test database %s: %v", db.Name, err)
+			}
+		}
+		if v := CompareTables(db.gold, pred, opts); !v.Match {
+			return false, fmt.Sprintf("test database %s separates the prediction from the gold: %s", db.Name, v.Reason)
+		}
+	}
+	return true, ""
 }
 
 // errSeveralStatements is Python sqlite3's refusal of a text with more
@@ -422,8 +517,15 @@ func (m *exMetric) Score(ctx context.Context, in Input) item.Score {
 	if gerr != nil {
 		return Failed(exInfo.Name, gerr)
 	}
+	// Under the test-suite profiles the pair must also agree on every
+	// other test database of the item's folder (Input.Suite).
+	suite, serr := exSuiteGolds(ctx, m.p, in)
+	if serr != nil {
+		return Failed(exInfo.Name, serr)
+	}
 	opts := m.p.CompareOptions(orderText, m.tol)
 	opts.MaxPermutations = m.maxPerm
+	notes := map[*item.Attempt]string{}
 	for _, s := range rec.Samples {
 		for _, a := range s.Attempts {
 			if err := ctx.Err(); err != nil {
@@ -440,7 +542,15 @@ func (m *exMetric) Score(ctx context.Context, in Input) item.Score {
 				case err != nil:
 					exSetMatch(a, false)
 				default:
-					exSetMatch(a, CompareTables(gold, pred, opts).Match)
+					match := CompareTables(gold, pred, opts).Match
+					if match && len(suite) > 0 {
+						var note string
+						if match, note = exSuiteMatch(ctx, m.p, a, suite, opts); ctx.Err() != nil {
+							return Failed(exInfo.Name, ctx.Err())
+						}
+						notes[a] = note
+					}
+					exSetMatch(a, match)
 				}
 			case a.Failed():
 				exSetMatch(a, false)
@@ -464,7 +574,9 @@ func (m *exMetric) Score(ctx context.Context, in Input) item.Score {
 	if final.Match == nil {
 		return Failed(exInfo.Name, errors.New("the final attempt of sample 0 was not executed"))
 	}
-	return exBoolScore(exInfo.Name, *final.Match)
+	sc := exBoolScore(exInfo.Name, *final.Match)
+	sc.Note = notes[final]
+	return sc
 }
 
 func exSetMatch(a *item.Attempt, v bool) { a.Match = &v }

@@ -44,6 +44,36 @@ type Exec func(ctx context.Context, query string) (*table.Table, error)
 type Input struct {
 	Record *item.Record
 	Exec   Exec
+	// Suite, when set, lists the item's other test databases: the files
+	// beside the item's database that test-suite's rule takes as test
+	// databases (every file of its directory whose name contains
+	// ".sqlite"; ".duckdb" on DuckDB), sorted by name, the item's own
+	// database left out. Each comes with an Exec bound to it through the
+	// same engine, read-only, with the same timeout and row cap. Suite is
+	// nil when there is no engine or the engine has no folder notion
+	// (server engines); a folder holding one database gives an empty list.
+	// Only the test-suite profiles of ex read it.
+	Suite func(ctx context.Context) ([]TestDB, error)
+	// Harness, when set, receives failures of the harness a metric finds
+	// (a test database the gold query fails on, a suite that cannot be
+	// listed): the score stage makes the item an error. Metrics still
+	// return Failed for their own score.
+	Harness func(err error)
+}
+
+// TestDB is one test database of an item's suite (Input.Suite).
+type TestDB struct {
+	// Name is the file's base name, for notes and messages.
+	Name string
+	// Exec runs a query on this database.
+	Exec Exec
+}
+
+// harness reports err through in.Harness when it is set.
+func (in Input) harness(err error) {
+	if in.Harness != nil {
+		in.Harness(err)
+	}
 }
 
 // ItemMetric scores one item. Score must be safe for concurrent use on

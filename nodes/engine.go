@@ -159,6 +159,66 @@ func (e *Engine) Run(ctx context.Context, it *item.Item, text string) Outcome {
 	if err != nil {
 		return Outcome{Class: item.ClassExecution, Err: HarnessError(err)}
 	}
+	return e.run(ctx, it, q)
+}
+
+// TestDBs lists the other test databases of it's database, by
+// test-suite's rule (exec_eval.py): every file in the directory of the
+// located database whose base name contains the kind's marker
+// (engine.SuiteMarker: ".sqlite", ".duckdb"), the database itself left
+// out, sorted by name (engine.SuiteFiles). ok is false for engines without
+// the folder notion (server engines, directory and graph engines): they
+// have one database per item. Every listed path is checked against the
+// engine's root like the item's own (a symlink escaping it is a
+// HarnessError); a listing that fails is a HarnessError too.
+func (e *Engine) TestDBs(it *item.Item) (dbs []string, ok bool, err error) {
+	if !e.Suites() {
+		return nil, false, nil
+	}
+	marker, _ := engine.SuiteMarker(e.Block.Kind)
+	db, err := e.Locate(it)
+	if err != nil {
+		return nil, true, err
+	}
+	if db == "" {
+		return nil, true, nil
+	}
+	dbs, err = engine.SuiteFiles(db, marker)
+	if err != nil {
+		return nil, true, HarnessError(fmt.Errorf("engine.%s, item %q: %w", e.Block.Name, it.ID, err))
+	}
+	for _, p := range dbs {
+		if err := e.contain(it.ID, p); err != nil {
+			return nil, true, HarnessError(err)
+		}
+	}
+	return dbs, true, nil
+}
+
+// Suites reports whether the engine has the folder notion TestDBs reads:
+// a file engine of a kind with a suite marker (SQLite, DuckDB).
+func (e *Engine) Suites() bool {
+	_, byName := e.Exec.(engine.NameLocator)
+	_, ok := engine.SuiteMarker(e.Block.Kind)
+	return ok && !byName
+}
+
+// RunAt executes text for it on the database file db in place of the
+// item's own (a test database from TestDBs), with the engine's kind,
+// options, read-only connection, timeout and row cap, through the stage
+// cache (keyed by db's content hash). db is checked against the engine's
+// root first; outside it nothing runs and the outcome is a HarnessError.
+func (e *Engine) RunAt(ctx context.Context, it *item.Item, db, text string) Outcome {
+	if err := e.contain(it.ID, db); err != nil {
+		return Outcome{Class: item.ClassExecution, Err: HarnessError(err)}
+	}
+	q := engine.Query{Text: text, DB: db, MaxRows: e.Block.MaxRows, Timeout: e.Block.Timeout, Root: e.root}
+	return e.run(ctx, it, q)
+}
+
+// run executes q, located and contained, for it.
+func (e *Engine) run(ctx context.Context, it *item.Item, q engine.Query) Outcome {
+	var err error
 	start := time.Now()
 	var res *table.Table
 	cached := false

@@ -20,6 +20,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -233,6 +234,46 @@ func (s *Score) Process(ctx context.Context, rec *item.Record) error {
 			}
 			return res, err
 		}
+		// The test-suite profiles also run the pair on the item's other
+		// test databases (Engine.TestDBs): listed once per item, each run
+		// through the same engine and stage cache as in.Exec, its
+		// timeouts and harness failures making the item an error too.
+		var (
+			suiteOnce sync.Once
+			suite     []metrics.TestDB
+			suiteErr  error
+		)
+		suiteOf := func(context.Context) ([]metrics.TestDB, error) {
+			suiteOnce.Do(func() {
+				paths, _, err := eng.TestDBs(&rec.Item)
+				if err != nil {
+					suiteErr = err
+					return
+				}
+				suite = make([]metrics.TestDB, len(paths))
+				for i, p := range paths {
+					name := filepath.Base(p)
+					suite[i] = metrics.TestDB{Name: name, Exec: func(ctx context.Context, q string) (*table.Table, error) {
+						o := eng.RunAt(ctx, &rec.Item, p, q)
+						if o.Err != nil && (o.Class == item.ClassTimeout || errors.Is(o.Err, nodes.ErrHarness)) {
+							mu.Lock()
+							harness = append(harness, fmt.Errorf("score: running a query on test database %s for item %q: %s: %v", name, rec.Item.ID, o.Class, o.Err))
+							mu.Unlock()
+						}
+						return o.Result, o.Err
+					}}
+				}
+			})
+			return suite, suiteErr
+		}
+		if eng.Suites() {
+			in.Suite = suiteOf
+		}
+		in.Harness = func(err error) {
+			mu.Lock()
+			harness = append(harness, fmt.Errorf("score: item %q: %w", rec.Item.ID, err))
+			mu.Unlock()
+		}
 		// Metrics that time executions (metrics.TimedScorer: bird_ves) get
 		// the engine without its stage cache: every call executes, and
 		// Took is the execution's own time.
@@ -332,6 +373,9 @@ func (s *Score) MetricColumns() []string {
 // MaxCalls: one request per LLM judge, and a profile's rewritten gold and
 // prediction per sample when the stage has an engine, plus the executions
 // of the metrics that time queries (metrics.TimedScorer, never cached).
+// The test-suite profiles' runs on an item's other test databases
+// (metrics.Input.Suite) are not in the bound: their number depends on the
+// files in the item's folder.
 func (s *Score) MaxCalls(samples int) (int, int) {
 	judges := 0
 	for _, m := range s.items {
