@@ -15,6 +15,9 @@ func TestWithin(t *testing.T) {
 	os.MkdirAll(filepath.Join(dir, "out"), 0o755)
 	os.Symlink(filepath.Join(dir, "out"), filepath.Join(root, "escape"))
 	os.Symlink(filepath.Join(root, "in"), filepath.Join(root, "alias"))
+	os.Symlink(filepath.Join(dir, "out", "later.ttl"), filepath.Join(root, "dangling-out"))
+	os.Symlink(filepath.Join("in", "later.ttl"), filepath.Join(root, "dangling-in"))
+	os.Symlink("loop", filepath.Join(root, "loop"))
 	r, err := engine.Resolve(root)
 	if err != nil {
 		t.Fatal(err)
@@ -26,6 +29,9 @@ func TestWithin(t *testing.T) {
 		root:                                            true,
 		filepath.Join(root, "..", "out", "a.sqlite"):    false,
 		filepath.Join(root, "escape", "a.sqlite"):       false,
+		filepath.Join(root, "dangling-out"):             false, // its target may appear later
+		filepath.Join(root, "dangling-in"):              true,
+		filepath.Join(root, "loop"):                     false,
 		filepath.Join(root, "missing", "..", "..", "x"): false,
 		filepath.Join(dir, "rootx", "a.sqlite"):         false, // a sibling sharing the prefix
 		"/etc/passwd":                                   false,

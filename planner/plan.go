@@ -273,6 +273,19 @@ func Build(ctx context.Context, p *dsl.Pipeline, opts Options) (*Plan, hcl.Diagn
 			demand += n.Concurrency
 		}
 	}
+	// Path options first, for every engine: a path outside its root stops
+	// the plan before any engine starts a server or reads a file.
+	resolved := map[string]map[string]any{}
+	for _, e := range p.Engines {
+		options, d := engineOptions(opts.Engines, p, e)
+		diags = append(diags, d...)
+		if !d.HasErrors() {
+			resolved[e.Name] = options
+		}
+	}
+	if diags.HasErrors() {
+		return pl, dsl.ExplainDiagnostics(diags)
+	}
 	for _, e := range p.Engines {
 		maxOpen := e.Concurrency
 		if maxOpen == 0 {
@@ -284,7 +297,7 @@ func Build(ctx context.Context, p *dsl.Pipeline, opts Options) (*Plan, hcl.Diagn
 			continue
 		}
 		ex, err := opts.Engines.New(ctx, e.Kind, engine.Config{
-			Options: e.Options, ReadOnly: e.ReadOnly, Timeout: e.Timeout, MaxRows: e.MaxRows, MaxOpen: maxOpen,
+			Options: resolved[e.Name], ReadOnly: e.ReadOnly, Timeout: e.Timeout, MaxRows: e.MaxRows, MaxOpen: maxOpen,
 		})
 		if err != nil {
 			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Cannot create engine",

@@ -27,13 +27,20 @@
 //	                variable EVALFLOW_FALKORDB_MODULE, else where
 //	                `bash scripts/falkordb-server.sh install` puts it; see
 //	                ModuleCandidates)
-//	server          the valkey-server (or redis-server ≥ 7.2) binary for start
-//	                (default valkey-server, else redis-server, on PATH)
+//	server          the valkey-server (or redis-server ≥ 7.2) binary for
+//	                start: a command name (no slash) looked up on PATH, or a
+//	                path (default valkey-server, else redis-server, on PATH)
 //	load            map of graph key → Cypher file, each run once with
 //	                GRAPH.QUERY when the executor is created (setup writes)
 //	graph           graph key used when Query.DB is empty
 //	describe_sample how many nodes (relationships) per label (type) Describe
 //	                reads to find properties and their types (default 1000)
+//
+// load, module and server (when it has a slash) are paths (PathOptions):
+// in a pipeline the planner resolves a relative value against the
+// pipeline's directory and holds load files inside the engine block's root
+// when it declares one, before New sees them; New itself, called directly,
+// opens a relative path from the working directory.
 //
 // Exactly one of addr and start is required. With start, a module or
 // server binary that is not installed does not fail New: Ping (the run's
@@ -104,8 +111,18 @@ const (
 	grace = time.Second
 )
 
+// PathOptions are the options whose values are paths, registered with the
+// kind: a pipeline's relative value resolves against the pipeline's
+// directory (engine.ResolvePaths) and load scripts stay inside a declared
+// root.
+var PathOptions = []engine.PathOption{
+	{Name: "load", Kind: engine.DataPath},
+	{Name: "module", Kind: engine.InstallPath},
+	{Name: "server", Kind: engine.ProgramPath},
+}
+
 func init() {
-	engine.Register(Kind, func(ctx context.Context, cfg engine.Config) (engine.Executor, error) { return NewContext(ctx, cfg) })
+	engine.Register(Kind, func(ctx context.Context, cfg engine.Config) (engine.Executor, error) { return NewContext(ctx, cfg) }, PathOptions...)
 }
 
 // Executor runs Cypher queries on FalkorDB. It implements engine.Executor,

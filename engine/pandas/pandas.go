@@ -125,7 +125,16 @@ func init() {
 			return &Executor{setupErr: se}, nil
 		}
 		return e, err
-	})
+	}, PathOptions...)
+}
+
+// PathOptions are the options whose values are paths, registered with the
+// kind: both name programs, so a value without a slash is a command looked
+// up on PATH and one with a slash a path that a pipeline's relative value
+// resolves against the pipeline's directory (engine.ResolvePaths).
+var PathOptions = []engine.PathOption{
+	{Name: "python", Kind: engine.ProgramPath},
+	{Name: "bwrap", Kind: engine.ProgramPath},
 }
 
 // Executor runs pandas code in a sandbox. It implements engine.Executor,
@@ -155,8 +164,10 @@ var (
 // (bubblewrap, the Python interpreter and its pandas module). Accepted
 // Options:
 //
-//	python           interpreter path (default /usr/bin/python3)
-//	bwrap            bubblewrap path (default: bwrap on PATH)
+//	python           the interpreter: a path, or a command name (no slash)
+//	                 looked up on PATH (default /usr/bin/python3)
+//	bwrap            bubblewrap: a path, or a command name looked up on
+//	                 PATH (default: bwrap on PATH, else /usr/bin/bwrap)
 //	memory_mb        address-space limit, MiB (default 2048)
 //	cpu_seconds      CPU-time limit of the code (default: the timeout + 1 s)
 //	file_size_mb     largest file the code may write, MiB (default 16)

@@ -69,6 +69,13 @@ func (s *sandbox) init() error {
 	if err := supported(); err != nil {
 		return err
 	}
+	if s.bwrap != "" && engine.IsCommandName(s.bwrap) {
+		p, err := exec.LookPath(s.bwrap)
+		if err != nil {
+			return fmt.Errorf("pandas: bubblewrap %q is not on PATH (%v); install it with `%s`, or set the bwrap option to its path", s.bwrap, err, InstallCommand)
+		}
+		s.bwrap = p
+	}
 	if s.bwrap == "" {
 		p, err := exec.LookPath("bwrap")
 		if err != nil {
@@ -78,6 +85,14 @@ func (s *sandbox) init() error {
 			p = "/usr/bin/bwrap"
 		}
 		s.bwrap = p
+	}
+	if engine.IsCommandName(s.python) {
+		// A command name: the sandbox runs the interpreter by its path.
+		p, err := exec.LookPath(s.python)
+		if err != nil {
+			return fmt.Errorf("pandas: python interpreter %q is not on PATH (%v); install it with `%s`, or set the python option to its path", s.python, err, InstallCommand)
+		}
+		s.python = p
 	}
 	if _, err := os.Stat(s.python); err != nil {
 		return fmt.Errorf("pandas: python interpreter %s: %v; install it with `%s`", s.python, err, InstallCommand)

@@ -19,7 +19,8 @@
 //	db_as_graph   bool     endpoint only: send Query.DB as default-graph-uri.
 //	oxigraph_dir  string   where `npm ci` installed the Oxigraph server's
 //	                       dependencies (default: see Oxigraph below).
-//	node          string   the node binary (default: node on PATH).
+//	node          string   the node binary: a command name (no slash) looked
+//	                       up on PATH, or a path (default: node on PATH).
 //	start_timeout string   how long loading may take ("60s" by default).
 //	max_databases int      how many datasets keep servers (default 4).
 //	prefixes      map      prefix name → IRI, declared for a query that uses
@@ -32,8 +33,14 @@
 // db_as_graph). Without it every query needs data: the files option, the
 // engine block's path (Query.DB, one RDF file per item, such as
 // "${item.building}.ttl"), or both, in which case the item's file is loaded
-// after the shared ones. Relative files resolve against the working
-// directory (the engine block's path already resolves against the pipeline).
+// after the shared ones.
+//
+// files, oxigraph_dir and node (when it has a slash) are paths
+// (PathOptions): in a pipeline the planner resolves a relative value
+// against the pipeline's directory, as it does the engine block's path,
+// and holds files inside the block's root when it declares one, before New
+// sees them. New itself, called directly, resolves a relative file against
+// the working directory.
 //
 // A query is sent exactly as given unless prefixes or data_prefixes is set.
 // rdflib (BuildingQA's engine) lets a query use the prefixes its graph was
@@ -148,11 +155,20 @@ const (
 	DefaultMaxDatabases = 4
 )
 
+// PathOptions are the options whose values are paths, registered with the
+// kind: a pipeline's relative value resolves against the pipeline's
+// directory (engine.ResolvePaths) and files stay inside a declared root.
+var PathOptions = []engine.PathOption{
+	{Name: "files", Kind: engine.DataPath},
+	{Name: "oxigraph_dir", Kind: engine.InstallPath},
+	{Name: "node", Kind: engine.ProgramPath},
+}
+
 // emptyGraph names no graph; Prepare evaluates against it.
 const emptyGraph = "urn:evalflow:empty-dataset"
 
 func init() {
-	engine.Register(Kind, func(_ context.Context, cfg engine.Config) (engine.Executor, error) { return New(cfg) })
+	engine.Register(Kind, func(_ context.Context, cfg engine.Config) (engine.Executor, error) { return New(cfg) }, PathOptions...)
 }
 
 var (
