@@ -3,25 +3,34 @@
 // (model responses, query results). It backs the LLM response cache
 // (package cache) and the stage cache (nodes.Results).
 //
-// A store is a directory of files, one per value, fanned out by the key's
-// first two characters (DIR/ab/abcdef…). A value is written to a temporary
-// file and renamed into place, so readers never see a partial value and
-// several evalflow processes can share one store with no lock: two writers
-// of one key write the same bytes and the last rename wins. (The LLM cache
-// used a bbolt file before; bbolt holds an exclusive lock, so a second
-// process fell back to a memory cache. No embedded database in Go gives
-// multi-process writers without a server, and a value per file needs none:
-// this package is that much, written by hand.)
+// A store is a directory of append-only segment files (segment.go): each
+// process appends the values it stores to a segment of its own, one record
+// with a length and a CRC-32C per value, written with one write(2) and no
+// fsync — the durability of a run directory's parts, which are renamed into
+// place without fsync either: a value survives the process being killed
+// at any moment, not a power loss; a record torn by either is detected by
+// its checksum or length and ignored, never served. Several evalflow
+// processes share one store with no lock on the hot path: each writes only
+// its own segment (holding an flock on it while it does) and reads
+// everyone's. Two writers of one key write equivalent values (the key is a
+// hash of the inputs); the newest record wins.
 //
-// The store is size-bounded: GC removes the least recently used values
-// (a read refreshes a value's modification time at most once an hour)
-// until the store is under its bound. A read that finds a corrupt value
-// removes it and reports a miss.
+// Each Store keeps an in-memory index, key → record, built on first use by
+// scanning the segments' record headers and brought up to date, at most
+// once a second, when a lookup misses — so values another process stores
+// are found within a second, and a miss costs no system call.
+//
+// The store is size-bounded: GC drops the least recently used values (a
+// read of a value written more than an hour ago writes it again, which
+// refreshes it) until the store's files are under the bound, deleting
+// segments that hold no survivor and rewriting those that hold some.
+//
+// A store written by an older evalflow (one file per value, DIR/ab/abc…)
+// is read too: such values are served, moved into a segment when read,
+// counted by Stats, trimmed by GC and removed by Clear.
 package store
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -29,23 +38,53 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 )
 
-// touchEvery is how stale a value's modification time may get before a
-// read refreshes it (the LRU clock of GC).
+// touchEvery is how old a value's record may get before a read writes it
+// again (the LRU clock of GC).
 const touchEvery = time.Hour
 
+// refreshEvery is how often, at most, a miss makes the index look for
+// records other processes appended.
+const refreshEvery = time.Second
+
 // Store is one directory of values. Safe for concurrent use, also across
-// processes.
+// processes. Close releases its files; a Store that is never closed loses
+// nothing (every Put is in the file when it returns).
 type Store struct {
 	dir                string
 	hits, misses, puts atomic.Int64
 	written            atomic.Int64 // bytes written by this process
+
+	refreshMu sync.Mutex // one refresh at a time; held across the scan's I/O
+
+	mu          sync.RWMutex // guards idx, segs, loaded, lastRefresh, segment.scanned
+	idx         map[string]loc
+	segs        map[string]*segment
+	loaded      bool // the directory has been scanned once
+	lastRefresh time.Time
+
+	wmu  sync.Mutex // guards w, wseg, woff; taken before mu
+	w    *os.File   // this process's segment, flocked; nil until the first write
+	wseg *segment
+	woff int64
+
+	gcMu sync.Mutex // one GC, Clear at a time
 }
 
-// Open opens (creating) the store in dir.
+// loc is where the index found a key's newest record.
+type loc struct {
+	seg    *segment // nil: a file of the old layout (DIR/ab/KEY)
+	off    int64
+	valLen uint32
+	ts     int64
+	del    bool // the newest record removes the key
+}
+
+// Open opens (creating) the store in dir. It reads nothing yet.
 func Open(dir string) (*Store, error) {
 	if dir == "" {
 		return nil, errors.New("store: no directory")
@@ -53,11 +92,25 @@ func Open(dir string) (*Store, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("store: %w", err)
 	}
-	return &Store{dir: dir}, nil
+	return &Store{dir: dir, idx: map[string]loc{}, segs: map[string]*segment{}}, nil
 }
 
 // Dir is the store's directory.
 func (s *Store) Dir() string { return s.dir }
+
+// Close closes this process's segment and every file the store holds
+// open. The Store stays usable: a later Put starts a new segment.
+func (s *Store) Close() error {
+	s.wmu.Lock()
+	err := s.closeWriter()
+	s.wmu.Unlock()
+	s.mu.RLock()
+	for _, g := range s.segs {
+		g.close()
+	}
+	s.mu.RUnlock()
+	return err
+}
 
 func validKey(key string) bool {
 	if len(key) < 8 || len(key) > 128 {
@@ -71,33 +124,89 @@ func validKey(key string) bool {
 	return true
 }
 
-func (s *Store) path(key string) string { return filepath.Join(s.dir, key[:2], key) }
+// legacyPath is where the old layout kept key's value.
+func (s *Store) legacyPath(key string) string { return filepath.Join(s.dir, key[:2], key) }
 
-// Get returns the value stored under key.
+// Get returns the value stored under key. A record that fails its checksum
+// is a miss.
 func (s *Store) Get(key string) ([]byte, bool) {
 	if !validKey(key) {
 		s.misses.Add(1)
 		return nil, false
 	}
-	p := s.path(key)
-	b, err := os.ReadFile(p)
-	if err != nil {
-		s.misses.Add(1)
-		return nil, false
+	s.ensureLoaded()
+	for try := 0; ; try++ {
+		s.mu.RLock()
+		l, ok := s.idx[key]
+		s.mu.RUnlock()
+		if ok && !l.del {
+			if v, ok := s.read(key, l); ok {
+				s.hits.Add(1)
+				return v, true
+			}
+		}
+		if try > 0 || !s.refresh(false) {
+			s.misses.Add(1)
+			return nil, false
+		}
 	}
-	s.hits.Add(1)
-	if st, err := os.Stat(p); err == nil && time.Since(st.ModTime()) > touchEvery {
-		now := time.Now()
-		os.Chtimes(p, now, now)
-	}
-	return b, true
 }
 
-// Remove deletes key's value (a reader found it corrupt).
-func (s *Store) Remove(key string) {
-	if validKey(key) {
-		os.Remove(s.path(key))
+// read returns l's value, refreshing an old record; a record that cannot
+// be read leaves the index.
+func (s *Store) read(key string, l loc) ([]byte, bool) {
+	if l.seg == nil {
+		b, err := os.ReadFile(s.legacyPath(key))
+		if err != nil {
+			s.forget(key, l)
+			return nil, false
+		}
+		// Move it into this process's segment.
+		if s.append(kindPut, key, b, time.Now().UnixNano()) == nil {
+			os.Remove(s.legacyPath(key))
+		}
+		return b, true
 	}
+	f, err := l.seg.file(s.dir)
+	var v []byte
+	if err == nil {
+		v, err = readRecord(f, l.off, key, l.valLen)
+	}
+	if err != nil {
+		s.forget(key, l)
+		return nil, false
+	}
+	if now := time.Now().UnixNano(); now-l.ts > int64(touchEvery) {
+		s.append(kindPut, key, v, now)
+	}
+	return v, true
+}
+
+// forget drops key from the index if it still points at l.
+func (s *Store) forget(key string, l loc) {
+	s.mu.Lock()
+	if cur, ok := s.idx[key]; ok && cur.seg == l.seg && cur.off == l.off {
+		delete(s.idx, key)
+	}
+	s.mu.Unlock()
+}
+
+// Remove deletes key's value (a reader found it corrupt): a removal record
+// hides every older record of the key, in this process and others.
+func (s *Store) Remove(key string) {
+	if !validKey(key) {
+		return
+	}
+	s.ensureLoaded()
+	s.mu.RLock()
+	l, ok := s.idx[key]
+	s.mu.RUnlock()
+	if ok && l.seg == nil {
+		os.Remove(s.legacyPath(key))
+		s.forget(key, l)
+		return
+	}
+	s.append(kindDel, key, nil, time.Now().UnixNano())
 }
 
 // Put stores value under key, replacing any value there.
@@ -105,24 +214,238 @@ func (s *Store) Put(key string, value []byte) error {
 	if !validKey(key) {
 		return fmt.Errorf("store: invalid key %q", key)
 	}
-	p := s.path(key)
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		return fmt.Errorf("store: %w", err)
-	}
-	var rnd [8]byte
-	rand.Read(rnd[:])
-	tmp := p + ".tmp-" + hex.EncodeToString(rnd[:])
-	if err := os.WriteFile(tmp, value, 0o644); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("store: %w", err)
-	}
-	if err := os.Rename(tmp, p); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("store: %w", err)
+	if err := s.append(kindPut, key, value, time.Now().UnixNano()); err != nil {
+		return err
 	}
 	s.puts.Add(1)
 	s.written.Add(int64(len(value)))
 	return nil
+}
+
+// append writes one record to this process's segment and indexes it.
+func (s *Store) append(kind uint8, key string, value []byte, ts int64) error {
+	rec := encodeRecord(kind, key, value, ts)
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	if s.w != nil && s.woff > int64(len(segMagic)) && s.woff+int64(len(rec)) > segmentBytes {
+		s.closeWriter()
+	}
+	if s.w == nil {
+		if err := s.openWriter(); err != nil {
+			return err
+		}
+	}
+	off := s.woff
+	n, err := s.w.Write(rec)
+	if err != nil {
+		// A short write may have left a torn record: readers stop there,
+		// so this segment takes no more.
+		s.woff += int64(n)
+		s.closeWriter()
+		return fmt.Errorf("store: %w", err)
+	}
+	s.woff += int64(n)
+	s.mu.Lock()
+	if cur, ok := s.idx[key]; !ok || ts >= cur.ts {
+		s.idx[key] = loc{seg: s.wseg, off: off, valLen: uint32(len(value)), ts: ts, del: kind == kindDel}
+	}
+	s.wseg.scanned = max(s.wseg.scanned, s.woff)
+	s.mu.Unlock()
+	return nil
+}
+
+// openWriter starts this process's next segment: written and locked
+// under a temporary name, then renamed, so no segment is ever seen without
+// its magic or unlocked while its writer lives. Called with wmu held.
+func (s *Store) openWriter() error {
+	name := newSegmentName(time.Now().UnixNano())
+	p := filepath.Join(s.dir, name)
+	f, err := os.OpenFile(p+".tmp", os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o644)
+	if errors.Is(err, fs.ErrNotExist) {
+		// The directory went (removed from a shell): make it again.
+		if err = os.MkdirAll(s.dir, 0o755); err == nil {
+			f, err = os.OpenFile(p+".tmp", os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o644)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("store: %w", err)
+	}
+	if !tryLock(f) {
+		f.Close()
+		os.Remove(p + ".tmp")
+		return fmt.Errorf("store: cannot lock new segment %s", name)
+	}
+	if _, err := f.Write([]byte(segMagic)); err != nil {
+		f.Close()
+		os.Remove(p + ".tmp")
+		return fmt.Errorf("store: %w", err)
+	}
+	if err := os.Rename(p+".tmp", p); err != nil {
+		f.Close()
+		os.Remove(p + ".tmp")
+		return fmt.Errorf("store: %w", err)
+	}
+	g := &segment{name: name, scanned: int64(len(segMagic))}
+	s.w, s.wseg, s.woff = f, g, int64(len(segMagic))
+	s.mu.Lock()
+	s.segs[name] = g
+	s.mu.Unlock()
+	return nil
+}
+
+// closeWriter closes this process's segment (which releases its lock).
+// Called with wmu held.
+func (s *Store) closeWriter() error {
+	if s.w == nil {
+		return nil
+	}
+	err := s.w.Close()
+	s.w, s.wseg, s.woff = nil, nil, 0
+	return err
+}
+
+// ensureLoaded scans the directory once.
+func (s *Store) ensureLoaded() {
+	s.mu.RLock()
+	loaded := s.loaded
+	s.mu.RUnlock()
+	if !loaded {
+		s.refresh(true)
+	}
+}
+
+// refresh brings the index up to date with the directory: new segments,
+// records appended to others' segments, segments removed. Unless force, it
+// does so at most once every refreshEvery and not while another refresh
+// runs; it reports whether it looked.
+func (s *Store) refresh(force bool) bool {
+	if force {
+		s.refreshMu.Lock()
+	} else if !s.refreshMu.TryLock() {
+		return false
+	}
+	defer s.refreshMu.Unlock()
+	s.mu.RLock()
+	first, due := !s.loaded, time.Since(s.lastRefresh) >= refreshEvery
+	s.mu.RUnlock()
+	if !force && !first && !due {
+		return false
+	}
+	entries, err := os.ReadDir(s.dir)
+	if err != nil {
+		return false
+	}
+	type found struct {
+		g    *segment
+		recs []scanned
+		end  int64
+	}
+	var scans []found
+	present := map[string]bool{}
+	var legacy []string
+	for _, e := range entries {
+		name := e.Name()
+		if first && e.IsDir() && len(name) == 2 {
+			legacy = append(legacy, legacyKeys(filepath.Join(s.dir, name))...)
+			continue
+		}
+		if !isSegmentName(name) {
+			continue
+		}
+		present[name] = true
+		info, err := e.Info()
+		if err != nil {
+			continue
+		}
+		s.mu.Lock()
+		g := s.segs[name]
+		if g == nil {
+			g = &segment{name: name}
+			s.segs[name] = g
+		}
+		from := g.scanned
+		s.mu.Unlock()
+		if from == 0 {
+			from = int64(len(segMagic))
+		}
+		if info.Size() <= from {
+			continue
+		}
+		f, err := g.file(s.dir)
+		if err != nil {
+			continue
+		}
+		fd := found{g: g}
+		fd.end = scanSegment(f, from, info.Size(), func(r scanned) { fd.recs = append(fd.recs, r) })
+		scans = append(scans, fd)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, k := range legacy {
+		if _, ok := s.idx[k]; !ok {
+			s.idx[k] = loc{}
+		}
+	}
+	// Oldest segments first, so that of two records with one time the
+	// later segment's wins, as in GC.
+	sort.Slice(scans, func(i, j int) bool { return scans[i].g.name < scans[j].g.name })
+	for _, fd := range scans {
+		for _, r := range fd.recs {
+			if cur, ok := s.idx[r.key]; !ok || r.hdr.ts >= cur.ts {
+				s.idx[r.key] = loc{seg: fd.g, off: r.off, valLen: r.hdr.valLen, ts: r.hdr.ts, del: r.hdr.kind == kindDel}
+			}
+		}
+		fd.g.scanned = max(fd.g.scanned, fd.end)
+	}
+	var gone map[*segment]bool
+	for name, g := range s.segs {
+		if !present[name] && (s.wseg == nil || g != s.wseg) {
+			if gone == nil {
+				gone = map[*segment]bool{}
+			}
+			gone[g] = true
+			g.close()
+			delete(s.segs, name)
+		}
+	}
+	if gone != nil {
+		for k, l := range s.idx {
+			if l.seg != nil && gone[l.seg] {
+				delete(s.idx, k)
+			}
+		}
+	}
+	s.loaded, s.lastRefresh = true, time.Now()
+	return true
+}
+
+// legacyKeys lists the values of the old layout in one fan-out directory.
+func legacyKeys(dir string) []string {
+	entries, _ := os.ReadDir(dir)
+	var out []string
+	for _, e := range entries {
+		if name := e.Name(); !e.IsDir() && validKey(name) && strings.HasPrefix(name, filepath.Base(dir)) {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// reset forgets the index (after GC or Clear rewrote the directory).
+func (s *Store) reset() {
+	s.mu.Lock()
+	for name, g := range s.segs {
+		if s.wseg == nil || g != s.wseg {
+			g.close()
+			delete(s.segs, name)
+		}
+	}
+	s.idx = map[string]loc{}
+	if s.wseg != nil {
+		s.wseg.scanned = 0 // scanned again, with the others
+	}
+	s.loaded = false
+	s.mu.Unlock()
 }
 
 // Info is one stored value's key, size and last use.
@@ -132,39 +455,54 @@ type Info struct {
 	ModTime time.Time
 }
 
-// Walk calls fn for every value (temporary files of writers in progress
-// are skipped), in no particular order.
+// Walk calls fn for every value, in no particular order, after bringing
+// the index up to date.
 func (s *Store) Walk(fn func(Info) error) error {
-	err := filepath.WalkDir(s.dir, func(p string, d fs.DirEntry, err error) error {
+	s.refresh(true)
+	s.mu.RLock()
+	infos := make([]Info, 0, len(s.idx))
+	var legacy []int
+	for k, l := range s.idx {
+		if l.del {
+			continue
+		}
+		if l.seg == nil {
+			legacy = append(legacy, len(infos))
+		}
+		infos = append(infos, Info{Key: k, Size: int64(l.valLen), ModTime: time.Unix(0, l.ts)})
+	}
+	s.mu.RUnlock()
+	for _, i := range legacy {
+		fi, err := os.Stat(s.legacyPath(infos[i].Key))
 		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				return nil
-			}
+			infos[i].Key = "" // removed meanwhile
+			continue
+		}
+		infos[i].Size, infos[i].ModTime = fi.Size(), fi.ModTime()
+	}
+	for _, i := range infos {
+		if i.Key == "" {
+			continue
+		}
+		if err := fn(i); err != nil {
 			return err
 		}
-		if d.IsDir() {
-			return nil
-		}
-		name := d.Name()
-		if strings.Contains(name, ".tmp-") || !validKey(name) {
-			return nil
-		}
-		fi, err := d.Info()
-		if err != nil {
-			return nil // removed meanwhile
-		}
-		return fn(Info{Key: name, Size: fi.Size(), ModTime: fi.ModTime()})
-	})
-	return err
+	}
+	return nil
 }
 
 // Stats sums a store.
 type Stats struct {
 	Dir     string
 	Entries int
-	Bytes   int64
+	Bytes   int64 // the values' bytes
 	Oldest  time.Time
 	Newest  time.Time
+	// The files: segments, and the bytes of every file of the store (with
+	// record headers, records superseded and not yet compacted, and files
+	// of the old layout).
+	Segments  int
+	DiskBytes int64
 	// This process's reads and writes.
 	Hits, Misses, Puts int64
 }
@@ -183,66 +521,35 @@ func (s *Store) Stats() (Stats, error) {
 		}
 		return nil
 	})
+	files, _ := s.files()
+	for _, f := range files {
+		if f.legacy == "" {
+			st.Segments++
+		}
+		st.DiskBytes += f.size
+	}
 	return st, err
 }
 
-// Clear removes every value and returns how many there were.
-func (s *Store) Clear() (int, error) {
-	n := 0
-	var keys []string
-	err := s.Walk(func(i Info) error { keys = append(keys, i.Key); return nil })
-	for _, k := range keys {
-		if os.Remove(s.path(k)) == nil {
-			n++
-		}
-	}
-	return n, err
-}
-
-// GC removes the least recently used values until the store holds at most
-// maxBytes; it returns how many values and bytes it removed.
-func (s *Store) GC(maxBytes int64) (removed int, freed int64, err error) {
-	var all []Info
-	var total int64
-	if err := s.Walk(func(i Info) error { all = append(all, i); total += i.Size; return nil }); err != nil {
-		return 0, 0, err
-	}
-	if total <= maxBytes {
-		return 0, 0, nil
-	}
-	sort.Slice(all, func(i, j int) bool { return all[i].ModTime.Before(all[j].ModTime) })
-	for _, i := range all {
-		if total <= maxBytes {
-			break
-		}
-		if os.Remove(s.path(i.Key)) == nil {
-			removed++
-			freed += i.Size
-			total -= i.Size
-		}
-	}
-	return removed, freed, nil
-}
-
-// Written is how many bytes this process stored.
+// Written is how many bytes of values this process stored.
 func (s *Store) Written() int64 { return s.written.Load() }
 
 // Find returns the key equal to key or the one key starting with it (a
 // prefix of at least 8 characters).
 func (s *Store) Find(key string) (string, error) {
-	if validKey(key) {
-		if _, err := os.Stat(s.path(key)); err == nil {
-			return key, nil
-		}
+	s.refresh(true)
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if l, ok := s.idx[key]; ok && !l.del {
+		return key, nil
 	}
 	if len(key) < 8 {
 		return "", fmt.Errorf("no entry %q (give the full key or a prefix of at least 8 characters)", key)
 	}
 	var match []string
-	entries, _ := os.ReadDir(filepath.Join(s.dir, key[:2]))
-	for _, e := range entries {
-		if strings.HasPrefix(e.Name(), key) && !strings.Contains(e.Name(), ".tmp-") {
-			match = append(match, e.Name())
+	for k, l := range s.idx {
+		if !l.del && strings.HasPrefix(k, key) {
+			match = append(match, k)
 		}
 	}
 	switch len(match) {

@@ -53,20 +53,34 @@ func TestGCRemovesLeastRecentlyUsed(t *testing.T) {
 	now := time.Now()
 	for i := range 10 {
 		k := fmt.Sprintf("key%013d", i)
-		s.Put(k, make([]byte, 100))
 		old := now.Add(-time.Duration(10-i) * 2 * time.Hour) // key0 oldest
-		os.Chtimes(s.path(k), old, old)
+		if err := s.append(kindPut, k, make([]byte, 100), old.UnixNano()); err != nil {
+			t.Fatal(err)
+		}
 	}
-	// Reading key0 makes it the most recent (its mtime is over an hour old).
+	// Reading key0 makes it the most recent (it was written over an hour
+	// ago, so the read writes it again).
 	s.Get("key0000000000000")
-	n, freed, err := s.GC(450)
-	if err != nil || n != 6 || freed != 600 {
-		t.Fatalf("gc: removed %d, freed %d, %v; want 6 and 600", n, freed, err)
+	rec := recordSize(16, 100)
+	before := int64(len(segMagic)) + 11*rec
+	bound := int64(len(segMagic)) + 4*rec
+	n, freed, err := s.GC(bound)
+	if err != nil || n != 6 || freed != before-bound {
+		t.Fatalf("gc: removed %d, freed %d, %v; want 6 and %d", n, freed, err, before-bound)
+	}
+	if st, _ := s.Stats(); st.DiskBytes > bound || st.Entries != 4 {
+		t.Errorf("after gc: %d entries, %d bytes of files; want 4 and at most %d", st.Entries, st.DiskBytes, bound)
 	}
 	for i, want := range []bool{true, false, false, false, false, false, false, true, true, true} {
 		if _, ok := s.Get(fmt.Sprintf("key%013d", i)); ok != want {
 			t.Errorf("key %d kept = %v, want %v", i, ok, want)
 		}
+	}
+	if n, _, _ := s.GC(0); n != 4 {
+		t.Errorf("gc 0 removed %d, want 4", n)
+	}
+	if segs, _ := filepath.Glob(filepath.Join(s.Dir(), "*")); len(segs) != 0 {
+		t.Errorf("gc 0 left %v", segs)
 	}
 }
 
@@ -116,8 +130,20 @@ func TestManyProcesses(t *testing.T) {
 	for e := range errs {
 		t.Error(e)
 	}
-	left, _ := filepath.Glob(filepath.Join(dir, "*", "*.tmp-*"))
+	left, _ := filepath.Glob(filepath.Join(dir, "*.tmp"))
 	if len(left) > 0 {
 		t.Errorf("temporary files left: %v", left)
+	}
+	// A store opened afterwards sees every key whole, from one of the
+	// writers.
+	s, _ := Open(dir)
+	for i := range 20 {
+		b, ok := s.Get(fmt.Sprintf("shared%010d", i))
+		if !ok || len(b) != 64<<10 || b[0] < 1 || b[0] > 4 {
+			t.Errorf("key %d: %v, %d bytes", i, ok, len(b))
+		}
+	}
+	if segs, _ := filepath.Glob(filepath.Join(dir, "*"+segExt)); len(segs) != 4 {
+		t.Errorf("%d segments, want one per process: %v", len(segs), segs)
 	}
 }

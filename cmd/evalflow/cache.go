@@ -25,13 +25,15 @@ const cacheUsage = `Usage: evalflow cache [-dir DIR] stats|clear|explain KEY|gc 
                 request and its response, or a query (engine, database
                 content hash, text) and its result; KEY may be a prefix of
                 8 or more characters
-  gc            remove the least recently used entries until each cache
-                holds at most -max-bytes (default $EVALFLOW_CACHE_MAX_BYTES,
-                else 2 GiB; a run does this itself when it stored anything)
+  gc            remove the least recently used entries until each cache's
+                files hold at most -max-bytes (default
+                $EVALFLOW_CACHE_MAX_BYTES, else 2 GiB; a run does this
+                itself when it stored anything)
 
 The caches live in DIR/llm and DIR/stages, DIR being $EVALFLOW_CACHE_DIR,
 else the user cache directory's evalflow; a model block's cache_dir moves
-its LLM cache. Several evalflow processes may use them at once.
+its LLM cache. Each is a directory of append-only segment files, one per
+writing process; several evalflow processes may use them at once.
 `
 
 // cmdCache inspects, trims or clears the LLM response cache and the stage
@@ -67,6 +69,8 @@ func cmdCache(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "evalflow cache: %v\n", err)
 		return exitRun
 	}
+	defer llmStore.Disk().Close()
+	defer stageDisk.Close()
 	results := nodes.NewResults(stageDisk, buildVersion())
 	switch pos[0] {
 	case "stats":
@@ -76,6 +80,9 @@ func cmdCache(args []string, stdout, stderr io.Writer) int {
 			return exitRun
 		}
 		fmt.Fprintf(stdout, "llm cache    %s\nentries      %d\nbytes        %d\n", st.Path, st.Entries, st.Bytes)
+		if ls, err := llmStore.Disk().Stats(); err == nil {
+			fmt.Fprintf(stdout, "files        %d segments, %d bytes\n", ls.Segments, ls.DiskBytes)
+		}
 		if st.Entries > 0 {
 			fmt.Fprintf(stdout, "oldest       %s\nnewest       %s\n", st.Oldest.Format("2006-01-02 15:04:05"), st.Newest.Format("2006-01-02 15:04:05"))
 		}
@@ -92,7 +99,7 @@ func cmdCache(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "evalflow cache: %v\n", err)
 			return exitRun
 		}
-		fmt.Fprintf(stdout, "stage cache  %s\nentries      %d\nbytes        %d\n", ss.Dir, ss.Entries, ss.Bytes)
+		fmt.Fprintf(stdout, "stage cache  %s\nentries      %d\nbytes        %d\nfiles        %d segments, %d bytes\n", ss.Dir, ss.Entries, ss.Bytes, ss.Segments, ss.DiskBytes)
 		fmt.Fprintf(stdout, "bound        %d bytes each (EVALFLOW_CACHE_MAX_BYTES)\n", store.MaxBytes())
 		return exitOK
 	case "clear":
