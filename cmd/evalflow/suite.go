@@ -23,11 +23,10 @@ const suiteSynopsis = "suite build -dataset FILE -databases DIR -out DIR [-seed 
 // cmdSuite handles "suite build": distilled test suites of databases for
 // every database the dataset's items name (docs/suite.md).
 func cmdSuite(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help") {
+		args = []string{"build", args[0]} // build is the one subcommand: show its flags
+	}
 	if len(args) == 0 || args[0] != "build" {
-		if len(args) > 0 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help") {
-			fmt.Fprintf(stderr, "Usage: evalflow %s\n", suiteSynopsis)
-			return exitOK
-		}
 		fmt.Fprintf(stderr, "Usage: evalflow %s\n", suiteSynopsis)
 		return exitConfig
 	}
