@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -97,6 +99,22 @@ func TestHelpEveryCommand(t *testing.T) {
 					}
 				}
 			})
+		}
+	}
+}
+
+// TestDocsListEveryCommand: the command list at the top of docs/cli.md
+// names every command of the usage text, so the reference cannot fall
+// behind the CLI.
+func TestDocsListEveryCommand(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "docs", "cli.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(b)
+	for _, c := range usageCommands(t) {
+		if !strings.Contains(doc, "\nevalflow "+c.name+" ") {
+			t.Errorf("docs/cli.md's command list has no line for evalflow %s", c.name)
 		}
 	}
 }
