@@ -39,6 +39,9 @@ type Stage struct {
 	Refs      []Ref
 	KindRange hcl.Range
 	DeclRange hcl.Range
+	// Source is the block's body as written (before dynamic blocks
+	// expand), for diagnostics that look at what the user typed.
+	Source hcl.Body
 }
 
 // Ref is a reference to a block: stage.NAME, engine.NAME, dataset.NAME.
@@ -104,6 +107,7 @@ func decodeStageBlock(block *hcl.Block, ctx *hcl.EvalContext) (*Stage, hcl.Diagn
 	}
 	diags = append(diags, a.Diags...)
 	s.Refs = collectRefs(block.Body)
+	s.Source = block.Body
 	return s, diags
 }
 

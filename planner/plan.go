@@ -23,6 +23,7 @@ import (
 	"github.com/evalflow/evalflow/nodes"
 	"github.com/evalflow/evalflow/sinks"
 	"github.com/evalflow/evalflow/store"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
 )
 
 // Options configure planning. Zero values use the default registries.
@@ -382,9 +383,20 @@ func checkWiring(stages []*dsl.Stage, blocks map[string]*dsl.Stage, ns map[strin
 			continue
 		}
 		if s.Input == nil {
-			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Missing input",
+			d := &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Missing input",
 				Detail:  fmt.Sprintf("Stage %q (%s) needs input = stage.NAME, a stage of kind %s.", s.Name, s.Kind, strings.Join(n.Kind.Inputs, " or ")),
-				Subject: s.DeclRange.Ptr()})
+				Subject: s.DeclRange.Ptr()}
+			// A misspelt input (inputs = …, imput = …) is the likely cause:
+			// point at it.
+			if sb, ok := s.Source.(*hclsyntax.Body); ok {
+				for name, a := range sb.Attributes {
+					if name != "input" && dsl.Suggest(name, []string{"input"}) == "input" {
+						d.Detail = fmt.Sprintf("Stage %q (%s) has no input = stage.NAME; %q is not an argument here. Did you mean \"input\"?", s.Name, s.Kind, name)
+						d.Subject = a.NameRange.Ptr()
+					}
+				}
+			}
+			diags = append(diags, d)
 			continue
 		}
 		up := blocks[s.Input.Name]

@@ -56,6 +56,8 @@ func TestSuggestions(t *testing.T) {
 			`^.*pipeline\.hcl:65:20: error: Unsupported attribute; There is no local value named "compare" \(local\.compare\)\. None is declared\.$`},
 		{"stage reference", "input  = stage.generate", "input  = stage.generat", nil,
 			`^.*pipeline\.hcl:44:12: error: Reference to undeclared stage; .*Did you mean "generate"\?$`},
+		{"misspelt input", "input  = stage.generate", "inputs = stage.generate", nil,
+			`^.*pipeline\.hcl:44:3: error: Missing input; .*"inputs" is not an argument here\. Did you mean "input"\?$`},
 		{"metric name", `metric "ex"`, `metric "exx"`, nil,
 			`^.*pipeline\.hcl:64:10: error: Unknown metric; There is no metric named "exx"\. Did you mean "ex"\?`},
 		{"compare from -var", "", "", []string{"-var", "compare=brd"},
