@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"fmt"
 	"image/color"
+	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"gonum.org/v1/plot"
@@ -12,6 +14,8 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgsvg"
+
+	"github.com/evalflow/evalflow/metrics"
 )
 
 // palette colours the series (cells) of a plot.
@@ -29,17 +33,91 @@ const maxSeries = 8
 // maxCategories bounds the groups one chart draws.
 const maxCategories = 40
 
-// pointsErr are points with vertical error bars (asymmetric).
-type pointsErr struct {
-	plotter.XYs
-	lo, hi []float64 // distances below and above Y
+// Chart geometry, in points (the page shows two charts side by side).
+const (
+	dataWidth  = 300 // width of a group chart's data area
+	labelRunes = 40  // longest category or legend label, in runes
+)
+
+// Range is the interval a metric's values are declared to lie in.
+type Range struct {
+	Lo, Hi float64
+	Known  bool
 }
 
-func (p pointsErr) YError(i int) (float64, float64) { return p.lo[i], p.hi[i] }
+// metricRange is the declared range of metric: [0,1] for a metric the run
+// declares 0/1 (binary), else the range its registered definition states
+// (metrics.Info.Range, e.g. "[0,1]", "{0,0.5,1}", "{-1,0,1}; ..."), else
+// unknown.
+func metricRange(metric string, binary bool) Range {
+	if binary {
+		return Range{0, 1, true}
+	}
+	d, ok := metrics.Default.Lookup(metric)
+	if !ok {
+		return Range{}
+	}
+	return parseRange(d.Info.Range)
+}
 
-// groupSVG draws the primary metric's mean per group with its interval as
-// whiskers, one series per cell.
-func groupSVG(g Group, metric string) (string, error) {
+// parseRange reads the leading "[lo,hi]" or "{a,b,...}" of a metric's
+// documented range.
+func parseRange(s string) Range {
+	s = strings.TrimSpace(s)
+	if s == "" || (s[0] != '[' && s[0] != '{') {
+		return Range{}
+	}
+	end := strings.IndexAny(s, "]}")
+	if end < 0 {
+		return Range{}
+	}
+	r := Range{Lo: math.Inf(1), Hi: math.Inf(-1)}
+	n := 0
+	for f := range strings.SplitSeq(s[1:end], ",") {
+		v, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+		if err != nil {
+			return Range{}
+		}
+		r.Lo, r.Hi, n = min(r.Lo, v), max(r.Hi, v), n+1
+	}
+	r.Known = n >= 2 && r.Lo < r.Hi
+	if !r.Known {
+		return Range{}
+	}
+	return r
+}
+
+// axisRange is the value axis of a chart: the declared range when every
+// value lies in it, else the values' own extent with a margin.
+func axisRange(decl Range, vals []float64) (lo, hi float64, clamp bool) {
+	if len(vals) == 0 {
+		return 0, 1, false
+	}
+	lo, hi = slices.Min(vals), slices.Max(vals)
+	if decl.Known && decl.Lo <= lo && hi <= decl.Hi {
+		return decl.Lo, decl.Hi, true
+	}
+	if hi-lo < 1e-9 {
+		return lo - 0.5, hi + 0.5, false
+	}
+	pad := 0.05 * (hi - lo)
+	return lo - pad, hi + pad, false
+}
+
+// pointsErr are points with horizontal error bars (asymmetric).
+type pointsErr struct {
+	plotter.XYs
+	lo, hi []float64 // distances left and right of X
+}
+
+func (p pointsErr) XError(i int) (float64, float64) { return p.lo[i], p.hi[i] }
+
+// groupSVG draws the metric's mean per group with its interval as
+// whiskers, one series per cell, as a horizontal dot chart: the groups are
+// rows (labels left of the data area, as wide as the longest), the value
+// axis runs along the bottom over the metric's declared range (rng), and
+// the legend of the cells sits below the chart.
+func groupSVG(g Group, metric string, rng Range) (string, error) {
 	var cats, cells []string
 	for _, s := range g.Rows {
 		if c := s.Category(g.By); !slices.Contains(cats, c) && len(cats) < maxCategories {
@@ -53,23 +131,45 @@ func groupSVG(g Group, metric string) (string, error) {
 			cells = append(cells, cell)
 		}
 	}
-	if !slices.ContainsFunc(g.Rows, func(s Stat) bool { return s.Mean.Valid }) {
-		return "", nil // nothing to draw: the table says so
-	}
-	p := plot.New()
-	p.Title.Text = fmt.Sprintf("%s by %s (95%% CI)", metric, g.By)
-	p.Y.Label.Text = metric
-	p.Y.Min, p.Y.Max = 0, 1
-	labels := make([]string, len(cats))
-	for i, c := range cats {
-		labels[i] = shorten(c, 24)
-		if c == "" {
-			labels[i] = "(none)"
+	var vals []float64
+	for _, s := range g.Rows {
+		if s.Mean.Valid {
+			vals = append(vals, s.Mean.Float64)
 		}
 	}
-	p.NominalX(labels...)
-	p.X.Min, p.X.Max = -0.6, float64(len(cats))-0.4
-	width := 0.5
+	if len(vals) == 0 {
+		return "", nil // nothing to draw: the table says so
+	}
+	lo, hi, clamp := axisRange(rng, vals)
+	if !clamp {
+		for _, s := range g.Rows {
+			if s.Mean.Valid && s.CILow.Valid && s.CIHigh.Valid {
+				vals = append(vals, s.CILow.Float64, s.CIHigh.Float64)
+			}
+		}
+		lo, hi, _ = axisRange(Range{}, vals)
+	}
+
+	p := plot.New()
+	p.Title.Text = fmt.Sprintf("%s by %s (95%% CI)", metric, g.By)
+	p.X.Label.Text = metric
+	p.X.Min, p.X.Max = lo, hi
+	n := len(cats)
+	labels := make([]string, n) // bottom to top: the first group on top
+	for i, c := range cats {
+		l := shorten(c, labelRunes)
+		if c == "" {
+			l = "(none)"
+		}
+		labels[n-1-i] = l
+	}
+	p.NominalY(labels...)
+	p.Y.Min, p.Y.Max = -0.5, float64(n)-0.5
+	band := 0.0 // spread of a group's series
+	if len(cells) > 1 {
+		band = 0.7
+	}
+	leg := plot.NewLegend()
 	for si, cell := range cells {
 		var pe pointsErr
 		for _, s := range g.Rows {
@@ -77,26 +177,33 @@ func groupSVG(g Group, metric string) (string, error) {
 			if ci < 0 || (g.By != "cell" && s.Cell != cell) || !s.Mean.Valid {
 				continue
 			}
-			x := float64(ci)
+			y := float64(n - 1 - ci)
 			if len(cells) > 1 {
-				x += width * (float64(si)/float64(len(cells)-1) - 0.5)
+				y += band * (0.5 - float64(si)/float64(len(cells)-1)) // first cell on top, as in the legend
 			}
-			y := s.Mean.Float64
-			lo, hi := 0.0, 0.0
+			x := s.Mean.Float64
+			l, h := 0.0, 0.0
 			if s.CILow.Valid && s.CIHigh.Valid {
-				lo, hi = y-s.CILow.Float64, s.CIHigh.Float64-y
-				p.Y.Max = max(p.Y.Max, s.CIHigh.Float64)
-				p.Y.Min = min(p.Y.Min, s.CILow.Float64)
+				cl, ch := s.CILow.Float64, s.CIHigh.Float64
+				if clamp {
+					cl, ch = max(cl, lo), min(ch, hi)
+				}
+				l, h = max(0, x-cl), max(0, ch-x)
 			}
-			p.Y.Max = max(p.Y.Max, y)
-			p.Y.Min = min(p.Y.Min, y)
 			pe.XYs = append(pe.XYs, plotter.XY{X: x, Y: y})
-			pe.lo, pe.hi = append(pe.lo, lo), append(pe.hi, hi)
+			pe.lo, pe.hi = append(pe.lo, l), append(pe.hi, h)
 		}
 		if len(pe.XYs) == 0 {
 			continue
 		}
 		col := palette[si%len(palette)]
+		eb, err := plotter.NewXErrorBars(pe)
+		if err != nil {
+			return "", err
+		}
+		eb.LineStyle.Color = col
+		eb.LineStyle.Width = vg.Points(1.2)
+		eb.CapWidth = vg.Points(5)
 		sc, err := plotter.NewScatter(pe.XYs)
 		if err != nil {
 			return "", err
@@ -104,26 +211,33 @@ func groupSVG(g Group, metric string) (string, error) {
 		sc.GlyphStyle.Color = col
 		sc.GlyphStyle.Radius = vg.Points(3)
 		sc.GlyphStyle.Shape = draw.CircleGlyph{}
-		eb, err := plotter.NewYErrorBars(pe)
-		if err != nil {
-			return "", err
-		}
-		eb.LineStyle.Color = col
-		eb.LineStyle.Width = vg.Points(1.2)
 		p.Add(eb, sc)
 		if cell != "" {
-			p.Legend.Add(shorten(cell, 40), sc)
+			leg.Add(shorten(cell, labelRunes), sc)
 		}
 	}
-	p.Add(plotter.NewGrid())
-	p.Legend.Top = true
-	if len(cells) > 1 {
-		p.Y.Max += 0.09 * float64(len(cells)) // room for the legend above the points
-	}
-	return svgOf(p, vg.Points(float64(max(360, 70*len(cats)+120))), vg.Points(260+14*float64(len(cells))))
+	grid := plotter.NewGrid()
+	grid.Horizontal.Color = nil // rows are categories: no lines across them
+	p.Add(grid)
+	p.X.Padding, p.Y.Padding = 0, 0
+
+	row := max(20, 10*float64(len(cells))+8) // points per group
+	w := vg.Points(dataWidth) + labelsWidth(p, labels) + vg.Points(30)
+	h := vg.Points(row*float64(n) + 75)
+	return svgOf(p, leg, w, h)
 }
 
-// refineSVG draws the pass rate by attempt, one line per cell.
+// labelsWidth is the width of the widest of the Y axis's tick labels.
+func labelsWidth(p *plot.Plot, labels []string) vg.Length {
+	var w vg.Length
+	for _, l := range labels {
+		w = max(w, p.Y.Tick.Label.Width(l))
+	}
+	return w
+}
+
+// refineSVG draws the pass rate by attempt, one line per cell, on a 0–1
+// axis; the legend of the cells sits below the chart.
 func refineSVG(pts []RefinePoint) (string, error) {
 	var cells []string
 	for _, pt := range pts {
@@ -140,6 +254,7 @@ func refineSVG(pts []RefinePoint) (string, error) {
 	p.Y.Label.Text = "passed by this attempt"
 	p.Y.Min, p.Y.Max = 0, 1
 	maxAttempt := int64(0)
+	leg := plot.NewLegend()
 	for si, cell := range cells {
 		var xy plotter.XYs
 		for _, pt := range pts {
@@ -157,17 +272,13 @@ func refineSVG(pts []RefinePoint) (string, error) {
 		s.GlyphStyle.Color, s.GlyphStyle.Shape, s.GlyphStyle.Radius = col, draw.CircleGlyph{}, vg.Points(3)
 		p.Add(l, s)
 		if cell != "" {
-			p.Legend.Add(shorten(cell, 40), l, s)
+			leg.Add(shorten(cell, labelRunes), l, s)
 		}
 	}
 	p.X.Min, p.X.Max = -0.2, float64(maxAttempt)+0.2
 	p.X.Tick.Marker = integerTicks{}
 	p.Add(plotter.NewGrid())
-	p.Legend.Top, p.Legend.Left = true, true
-	if len(cells) > 1 {
-		p.Y.Max += 0.09 * float64(len(cells))
-	}
-	return svgOf(p, vg.Points(420), vg.Points(260+14*float64(len(cells))))
+	return svgOf(p, leg, vg.Points(420), vg.Points(260))
 }
 
 // integerTicks marks whole numbers only.
@@ -175,18 +286,36 @@ type integerTicks struct{}
 
 func (integerTicks) Ticks(lo, hi float64) []plot.Tick {
 	var ts []plot.Tick
-	for i := int64(lo); float64(i) <= hi; i++ {
-		if float64(i) >= lo {
-			ts = append(ts, plot.Tick{Value: float64(i), Label: fmt.Sprint(i)})
-		}
+	for i := int64(math.Ceil(lo)); float64(i) <= hi; i++ {
+		ts = append(ts, plot.Tick{Value: float64(i), Label: fmt.Sprint(i)})
 	}
 	return ts
 }
 
-// svgOf renders p as an inline <svg> element (no XML prolog).
-func svgOf(p *plot.Plot, w, h vg.Length) (string, error) {
-	c := vgsvg.New(w, h)
-	p.Draw(draw.New(c))
+// legendGap is the space above and below a legend drawn under a chart.
+const legendGap = 6
+
+// svgOf renders p, w×h, as an inline <svg> element (no XML prolog), with
+// leg (when it has entries) in a band below it, aligned with the data
+// area: never over the data.
+func svgOf(p *plot.Plot, leg plot.Legend, w, h vg.Length) (string, error) {
+	leg.Padding = vg.Points(4) // browsers draw the text taller than its metrics here say
+	legH := leg.Rectangle(draw.Canvas{}).Size().Y
+	if legH > 0 {
+		legH += 2 * legendGap
+	}
+	c := vgsvg.New(w, h+legH)
+	dc := draw.New(c)
+	chart := draw.Crop(dc, vg.Points(6), -vg.Points(6), legH, 0)
+	p.Draw(chart)
+	if legH > 0 {
+		data := p.DataCanvas(chart)
+		leg.Top, leg.Left = true, true
+		leg.Draw(draw.Canvas{Canvas: c, Rectangle: vg.Rectangle{
+			Min: vg.Point{X: data.Min.X, Y: dc.Min.Y + legendGap},
+			Max: vg.Point{X: dc.Max.X, Y: dc.Min.Y + legH - legendGap},
+		}})
+	}
 	var b bytes.Buffer
 	if _, err := c.WriteTo(&b); err != nil {
 		return "", err

@@ -544,7 +544,7 @@ func (q *querier) groups(r *Run) error {
 		r.Groups = append(r.Groups, Group{By: "cell", Rows: st})
 	}
 	for i := range r.Groups {
-		svg, err := groupSVG(r.Groups[i], r.Primary)
+		svg, err := groupSVG(r.Groups[i], r.Primary, metricRange(r.Primary, r.Binary[r.Primary]))
 		if err != nil {
 			return err
 		}
@@ -668,6 +668,11 @@ func (q *querier) refine(r *Run) error {
 	if err := rows.Err(); err != nil {
 		return err
 	}
+	// Cells in manifest order, as everywhere else on the page (and so in
+	// the same colours as the group charts).
+	slices.SortStableFunc(r.Refine, func(a, b RefinePoint) int {
+		return slices.Index(r.Cells, a.Cell) - slices.Index(r.Cells, b.Cell)
+	})
 	if len(r.Refine) > 0 {
 		svg, err := refineSVG(r.Refine)
 		if err != nil {

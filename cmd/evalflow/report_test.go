@@ -95,6 +95,10 @@ type pageData struct {
 	Numbers []pageNumber `json:"numbers"`
 	Items   [][]bool     `json:"items"` // per run, per item shown: marked wrong or errored
 	Plots   int          `json:"plots"`
+	// PlotOverlaps are the texts of a chart (tick and row labels, titles,
+	// legend entries) that overlap one another or leave the chart, as
+	// Chromium lays them out.
+	PlotOverlaps []string `json:"plotOverlaps"`
 }
 
 // renderInChromium loads file in headless Chromium and returns the page's
@@ -150,18 +154,40 @@ func renderInChromium(t *testing.T, file, screenshot string) pageData {
 			numbers: Array.from(document.querySelectorAll("[data-key]")).map(e => ({key: e.dataset.key, value: e.dataset.value, text: e.textContent})),
 			items: Array.from(document.querySelectorAll("section.run")).map(s => Array.from(s.querySelectorAll(".item")).map(i => i.classList.contains("bad"))),
 			plots: document.querySelectorAll("figure.plot svg").length,
+			plotOverlaps: Array.from(document.querySelectorAll("figure.plot svg")).flatMap(svg => {
+				const name = svg.closest("figure").dataset.plot, box = svg.getBoundingClientRect();
+				const texts = Array.from(svg.querySelectorAll("text")).filter(t => t.textContent.trim() !== "")
+					.map(t => ({s: t.textContent.trim(), r: t.getBoundingClientRect()}));
+				const out = [];
+				texts.forEach((a, i) => {
+					if (a.r.left < box.left - 1 || a.r.right > box.right + 1 || a.r.top < box.top - 1 || a.r.bottom > box.bottom + 1) {
+						out.push(name + ": " + JSON.stringify(a.s) + " outside the chart");
+					}
+					texts.slice(i + 1).forEach(b => {
+						const w = Math.min(a.r.right, b.r.right) - Math.max(a.r.left, b.r.left);
+						const h = Math.min(a.r.bottom, b.r.bottom) - Math.max(a.r.top, b.r.top);
+						if (w > 1 && h > 1) out.push(name + ": " + JSON.stringify(a.s) + " overlaps " + JSON.stringify(b.s));
+					});
+				});
+				return out;
+			}),
 		})`))
 	if err != nil {
 		t.Fatalf("chromium: %v", err)
 	}
-	var shot []byte
+	shots := map[string][]byte{}
 	if screenshot != "" {
-		shoot := chromedp.CaptureScreenshot()
+		var err error
 		if strings.Contains(screenshot, "ablation") {
-			// The sweep's interesting part: its plots and paired differences.
-			shoot = chromedp.Screenshot("#diffs")
+			// The sweep's interesting parts: its group charts and its
+			// paired differences.
+			if shots[screenshot], err = chromedp.Run(ctx, chromedp.Screenshot("#groups-0")); err == nil {
+				shots[strings.TrimSuffix(screenshot, ".png")+"-diffs.png"], err = chromedp.Run(ctx, chromedp.Screenshot("#diffs"))
+			}
+		} else {
+			shots[screenshot], err = chromedp.Run(ctx, chromedp.CaptureScreenshot())
 		}
-		if shot, err = chromedp.Run(ctx, shoot); err != nil {
+		if err != nil {
 			t.Fatalf("chromium: %v", err)
 		}
 	}
@@ -172,8 +198,8 @@ func renderInChromium(t *testing.T, file, screenshot string) pageData {
 	for _, p := range problems {
 		t.Errorf("%s: %s", file, p)
 	}
-	if screenshot != "" {
-		if err := os.WriteFile(screenshot, shot, 0o644); err != nil {
+	for name, shot := range shots {
+		if err := os.WriteFile(name, shot, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -449,6 +475,9 @@ func TestReportExamplesInChromium(t *testing.T) {
 			checkNumbers(t, bin, d, x.dirs, "aggregates", "status", "error_class", "latency", "cost", "refine", "item", "items_total", "items_wrong")
 			if d.Plots < 2 {
 				t.Errorf("%d plots, want the group charts and the refinement curve", d.Plots)
+			}
+			for _, o := range d.PlotOverlaps {
+				t.Errorf("plot text: %s", o)
 			}
 			// Wrong and errored items come first.
 			for run, items := range d.Items {
