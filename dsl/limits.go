@@ -8,6 +8,7 @@ import (
 	"os"
 	"regexp"
 	"strconv"
+	"sync"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
@@ -198,13 +199,13 @@ func powCheck(args []cty.Value) error {
 	return nil
 }
 
-var formatVerb = regexp.MustCompile(`%[-+# 0]*(\[\d+\])?(\d*)(?:\.(\d*))?`)
+var formatVerb = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`%[-+# 0]*(\[\d+\])?(\d*)(?:\.(\d*))?`) })
 
 func formatCheck(args []cty.Value) error {
 	if len(args) == 0 || args[0].IsNull() || args[0].Type() != cty.String {
 		return nil
 	}
-	for _, m := range formatVerb.FindAllStringSubmatch(args[0].AsString(), -1) {
+	for _, m := range formatVerb().FindAllStringSubmatch(args[0].AsString(), -1) {
 		for _, g := range m[2:] {
 			if n, err := strconv.Atoi(g); err == nil && n > MaxFormatWidth || len(g) > 6 {
 				return fmt.Errorf("%w: format width or precision %s is beyond %d", errTooMuch, g, MaxFormatWidth)

@@ -66,3 +66,37 @@ func send(b *testing.B, cl *llm.Client, workers, n int) {
 	close(jobs)
 	wg.Wait()
 }
+
+// BenchmarkCallOverhead: the client's own cost per completed call (CPU,
+// bytes and allocations per op) against a fake OpenAI endpoint answering at
+// once, C callers in parallel: limiter, timeout, request encoding, HTTP,
+// response decoding and accounting. The fake server's work is in the same
+// process, so compare ratios between builds rather than absolute figures.
+func BenchmarkCallOverhead(b *testing.B) {
+	for _, c := range []int{8, 256} {
+		b.Run(fmt.Sprintf("C=%d", c), func(b *testing.B) {
+			srv := fake.New(fake.OpenAI)
+			defer srv.Close()
+			cl, err := llm.New(llm.Config{Provider: "openai", BaseURL: srv.URL, Model: "m", Timeout: 10 * time.Second,
+				Limits: llm.Limits{MaxConcurrency: c}}, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			send(b, cl, c, c)
+			b.ReportAllocs()
+			b.SetParallelism((c + 1) / 2)
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				i := 0
+				for pb.Next() {
+					i++
+					req := cl.NewRequest("You write SQL.", []llm.Message{{Role: "user", Content: fmt.Sprint("question ", i)}}, 0)
+					if _, err := cl.Complete(context.Background(), req); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+		})
+	}
+}

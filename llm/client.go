@@ -41,6 +41,9 @@ type Client struct {
 
 	calls, retries, hits, inTok, outTok atomic.Int64
 
+	// parents derives each call's timeout context (see callParents).
+	parents callParents
+
 	// now and sleep are replaceable by tests.
 	sleep func(ctx context.Context, d time.Duration) error
 }
@@ -234,7 +237,7 @@ func (c *Client) complete(ctx context.Context, kind string, req *Request) (*Resp
 		if try > 0 {
 			c.retries.Add(1)
 		}
-		callCtx, cancel := context.WithTimeout(ctx, c.cfg.timeout())
+		callCtx, cancel := c.parents.withTimeout(ctx, c.cfg.timeout())
 		callCtx, capt := withCapture(callCtx)
 		resp, err := c.prov.Complete(callCtx, req)
 		timedOut := errors.Is(callCtx.Err(), context.DeadlineExceeded)

@@ -3,6 +3,7 @@ package llm
 import (
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // Languages whose queries Extract knows, with the fence info strings that
@@ -14,19 +15,27 @@ var languageFences = map[string][]string{
 	"pandas": {"python", "py", "pandas"},
 }
 
-// Statement starts that mark a bare query in prose.
-var queryStarts = map[string]*regexp.Regexp{
-	"sql":    regexp.MustCompile(`(?im)^\s*(SELECT|WITH)\b`),
-	"cypher": regexp.MustCompile(`(?im)^\s*(MATCH|OPTIONAL\s+MATCH|WITH|UNWIND|CALL|RETURN)\b`),
-	"sparql": regexp.MustCompile(`(?im)^\s*(PREFIX|BASE|SELECT|ASK|CONSTRUCT|DESCRIBE)\b`),
-	"pandas": regexp.MustCompile(`(?m)^\s*(import |from |df|result\s*=)`),
-}
+// Statement starts that mark a bare query in prose. The patterns here are
+// compiled at first use, not at init (every command links this package).
+var queryStarts = sync.OnceValue(func() map[string]*regexp.Regexp {
+	return map[string]*regexp.Regexp{
+		"sql":    regexp.MustCompile(`(?im)^\s*(SELECT|WITH)\b`),
+		"cypher": regexp.MustCompile(`(?im)^\s*(MATCH|OPTIONAL\s+MATCH|WITH|UNWIND|CALL|RETURN)\b`),
+		"sparql": regexp.MustCompile(`(?im)^\s*(PREFIX|BASE|SELECT|ASK|CONSTRUCT|DESCRIBE)\b`),
+		"pandas": regexp.MustCompile(`(?m)^\s*(import |from |df|result\s*=)`),
+	}
+})
 
 var (
-	fenceRe = regexp.MustCompile("(?s)```[ \\t]*([A-Za-z0-9_+-]*)[^\\n]*\\n(.*?)(?:```|$)")
-	thinkRe = regexp.MustCompile(`(?is)<think>.*?</think>`)
-	labelRe = regexp.MustCompile(`(?i)^\s*(sql|cypher|sparql|query|answer)\s*:\s*`)
+	fenceRe = lazyRegexp("(?s)```[ \\t]*([A-Za-z0-9_+-]*)[^\\n]*\\n(.*?)(?:```|$)")
+	thinkRe = lazyRegexp(`(?is)<think>.*?</think>`)
+	labelRe = lazyRegexp(`(?i)^\s*(sql|cypher|sparql|query|answer)\s*:\s*`)
 )
+
+// lazyRegexp returns a function compiling expr on its first call.
+func lazyRegexp(expr string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
+}
 
 // Extract returns the query in a completion for language (sql, cypher,
 // sparql, pandas): the last fenced block labelled with the language, else
@@ -37,11 +46,11 @@ var (
 // returns the trimmed text itself, so the engine reports why it is not a
 // query.
 func Extract(text, language string) string {
-	text = thinkRe.ReplaceAllString(text, "")
+	text = thinkRe().ReplaceAllString(text, "")
 	lang := strings.ToLower(language)
 	names := languageFences[lang]
 	var labelled, unlabelled, other string
-	for _, m := range fenceRe.FindAllStringSubmatch(text, -1) {
+	for _, m := range fenceRe().FindAllStringSubmatch(text, -1) {
 		info, body := strings.ToLower(m[1]), strings.TrimSpace(m[2])
 		if body == "" {
 			continue
@@ -60,12 +69,12 @@ func Extract(text, language string) string {
 			return q
 		}
 	}
-	if re := queryStarts[lang]; re != nil {
+	if re := queryStarts()[lang]; re != nil {
 		if loc := re.FindStringIndex(text); loc != nil {
 			return bareQuery(text[loc[0]:])
 		}
 	}
-	return strings.TrimSpace(labelRe.ReplaceAllString(strings.TrimSpace(text), ""))
+	return strings.TrimSpace(labelRe().ReplaceAllString(strings.TrimSpace(text), ""))
 }
 
 // bareQuery cuts a statement out of prose: up to and including the first

@@ -216,24 +216,39 @@ func rateLimitPause(h http.Header, now time.Time) time.Duration {
 		return 0
 	}
 	var d time.Duration
-	for _, w := range []string{"requests", "tokens"} {
-		if h.Get("X-Ratelimit-Remaining-"+w) == "0" {
-			if r, err := parseResetDuration(h.Get("X-Ratelimit-Reset-" + w)); err == nil && r > d {
+	for _, k := range openAIRateLimitHeaders {
+		if h.Get(k[0]) == "0" {
+			if r, err := parseResetDuration(h.Get(k[1])); err == nil && r > d {
 				d = r
 			}
 		}
-		for _, pre := range []string{"Anthropic-Ratelimit-" + w, "Anthropic-Ratelimit-Input-Tokens", "Anthropic-Ratelimit-Output-Tokens"} {
-			if h.Get(pre+"-Remaining") == "0" {
-				if t, err := time.Parse(time.RFC3339, h.Get(pre+"-Reset")); err == nil {
-					if r := t.Sub(now); r > d {
-						d = r
-					}
+	}
+	for _, k := range anthropicRateLimitHeaders {
+		if h.Get(k[0]) == "0" {
+			if t, err := time.Parse(time.RFC3339, h.Get(k[1])); err == nil {
+				if r := t.Sub(now); r > d {
+					d = r
 				}
 			}
 		}
 	}
 	return d
 }
+
+// The rate-limit headers rateLimitPause reads, {remaining, reset}, in
+// canonical form (built once, not per call).
+var (
+	openAIRateLimitHeaders = [][2]string{
+		{"X-Ratelimit-Remaining-Requests", "X-Ratelimit-Reset-Requests"},
+		{"X-Ratelimit-Remaining-Tokens", "X-Ratelimit-Reset-Tokens"},
+	}
+	anthropicRateLimitHeaders = [][2]string{
+		{"Anthropic-Ratelimit-Requests-Remaining", "Anthropic-Ratelimit-Requests-Reset"},
+		{"Anthropic-Ratelimit-Tokens-Remaining", "Anthropic-Ratelimit-Tokens-Reset"},
+		{"Anthropic-Ratelimit-Input-Tokens-Remaining", "Anthropic-Ratelimit-Input-Tokens-Reset"},
+		{"Anthropic-Ratelimit-Output-Tokens-Remaining", "Anthropic-Ratelimit-Output-Tokens-Reset"},
+	}
+)
 
 // parseResetDuration parses OpenAI's reset values: Go-like durations such
 // as "1s", "6m0s", "20ms", or a bare number of seconds.

@@ -2,7 +2,6 @@ package llm
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 	"text/template"
 
@@ -99,7 +98,7 @@ type SchemaOptions struct {
 	Samples map[string][]string
 }
 
-var wordRe = regexp.MustCompile(`[A-Za-z0-9_]+`)
+var wordRe = lazyRegexp(`[A-Za-z0-9_]+`)
 
 // RenderSchema renders s as compact DDL-like text, one table a line:
 //
@@ -167,7 +166,7 @@ func RenderSchema(s *engine.Schema, o SchemaOptions) string {
 
 func prune(s *engine.Schema, question string) []engine.TableInfo {
 	words := map[string]bool{}
-	for _, w := range wordRe.FindAllString(strings.ToLower(question), -1) {
+	for _, w := range wordRe().FindAllString(strings.ToLower(question), -1) {
 		words[w] = true
 		words[strings.TrimSuffix(w, "s")] = true
 	}

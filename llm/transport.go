@@ -49,7 +49,9 @@ func (t captureTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	if resp != nil {
 		if c, ok := r.Context().Value(captureKey{}).(*capture); ok {
 			c.mu.Lock()
-			c.status, c.header = resp.StatusCode, resp.Header.Clone()
+			// The response's own header map: nothing changes it after
+			// RoundTrip returns, so it is shared rather than copied.
+			c.status, c.header = resp.StatusCode, resp.Header
 			c.mu.Unlock()
 		}
 	}

@@ -37,7 +37,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -161,8 +160,8 @@ func (j *llmJudge) Judge(ctx context.Context, question, generated, expected stri
 	return v, nil
 }
 
-var llmJudgeObjectRe = regexp.MustCompile(`(?s)\{.*\}`)
-var llmJudgeNumberRe = regexp.MustCompile(`(?i)score["'\s:=]*([01](?:\.\d+)?)`)
+var llmJudgeObjectRe = lazyRE(`(?s)\{.*\}`)
+var llmJudgeNumberRe = lazyRE(`(?i)score["'\s:=]*([01](?:\.\d+)?)`)
 
 // parseLLMJudgeVerdict reads {"score": x, reason: "..."} from a judge's
 // answer (fenced or not); graded scores snap to the nearest of 0, 0.5, 1.

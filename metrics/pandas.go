@@ -77,7 +77,7 @@ func PandasOverallScore(correctness, quality, performance, understanding, covera
 	return correctness*0.25 + quality*0.20 + performance*0.15 + understanding*0.15 + coverage*0.15 + recovery*0.10
 }
 
-func pandasRE(s string) *regexp.Regexp { return regexp.MustCompile(s) }
+func pandasRE(s string) *lazyRegexp { return lazyRE(s) }
 
 var (
 	pandasStringLit = pandasRE(`'([^'\\\n]*)'|"([^"\\\n]*)"`)
@@ -85,8 +85,8 @@ var (
 
 	pandasStatOps = []struct {
 		name     string
-		question *regexp.Regexp
-		code     *regexp.Regexp
+		question *lazyRegexp
+		code     *lazyRegexp
 	}{
 		{"mean", pandasRE(`\b(mean|average|avg)\b`), pandasRE(`\.mean\(`)},
 		{"sum", pandasRE(`\b(sum|total)\b`), pandasRE(`\.sum\(`)},
@@ -185,14 +185,18 @@ func pandasColumnsUsed(code string, known []string) []string {
 	return out
 }
 
-var pandasIdentRE = pandasRE(`^[A-Za-z_][\w ]{0,63}$`)
+var (
+	pandasIdentRE    = pandasRE(`^[A-Za-z_][\w ]{0,63}$`)
+	pandasDescending = pandasRE(`ascending\s*=\s*False`)
+	pandasListSep    = pandasRE(`,|\band\b`)
+)
 
 func pandasIdentLike(s string) bool { return pandasIdentRE.MatchString(s) }
 
 // pandasSortAscending reports whether code sorts ascending somewhere.
 func pandasSortAscending(code string) bool {
 	for _, m := range pandasSortCall.FindAllStringSubmatch(code, -1) {
-		if !regexp.MustCompile(`ascending\s*=\s*False`).MatchString(m[1]) {
+		if !pandasDescending.MatchString(m[1]) {
 			return true
 		}
 	}
@@ -288,7 +292,7 @@ func ScorePromptUnderstanding(question, code string, known []string) PromptUnder
 func pandasGroupMentions(q string) []string {
 	var out []string
 	for _, m := range pandasGroupQ.FindAllStringSubmatch(q, -1) {
-		for _, part := range regexp.MustCompile(`,|\band\b`).Split(m[1], -1) {
+		for _, part := range pandasListSep.Split(m[1], -1) {
 			part = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(part), "the "))
 			if part != "" {
 				out = pandasAddUnique(out, part)
@@ -375,7 +379,7 @@ const (
 
 var pandasErrorRules = []struct {
 	class    string
-	pandasRE *regexp.Regexp
+	pandasRE *lazyRegexp
 }{
 	{PandasColumnError, pandasRE(`(?i)keyerror|column|not in index`)},
 	{PandasSyntaxError, pandasRE(`(?i)syntaxerror|invalid syntax|indentationerror`)},

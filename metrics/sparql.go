@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
 	"sort"
 	"strings"
 	"unicode"
@@ -105,8 +104,8 @@ func sparqlLexical(v table.Value) string {
 }
 
 var (
-	bqaDatatypeRE = regexp.MustCompile(`\^\^.*$`)
-	bqaLangRE     = regexp.MustCompile(`@[a-z]{2}(-[a-z]{2})?$`)
+	bqaDatatypeRE = lazyRE(`\^\^.*$`)
+	bqaLangRE     = lazyRE(`@[a-z]{2}(-[a-z]{2})?$`)
 )
 
 // BuildingQANormalize is BuildingQA's normalize_value: trim, lower-case,
@@ -204,7 +203,7 @@ func ArityF1(pred, gold int) float64 {
 	return float64(2*min(pred, gold)) / float64(pred+gold)
 }
 
-var sparqlProjectionRE = regexp.MustCompile(`(?is)SELECT[\s\v\p{Z}\x{1c}-\x{1f}\x{85}]+(.+?)[\s\v\p{Z}\x{1c}-\x{1f}\x{85}]+WHERE`)
+var sparqlProjectionRE = lazyRE(`(?is)SELECT[\s\v\p{Z}\x{1c}-\x{1f}\x{85}]+(.+?)[\s\v\p{Z}\x{1c}-\x{1f}\x{85}]+WHERE`)
 
 // CountSPARQLProjections is BuildingQA's count_sparql_projections: the text
 // between the first SELECT and WHERE, split on whitespace outside

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
 
 	"github.com/evalflow/evalflow/item"
@@ -50,7 +49,7 @@ func TrecSetPRF(gold map[string]int, retrieved map[string]struct{}) SetPRF {
 	return out
 }
 
-var sparqlFormRE = regexp.MustCompile(`(?is)^\s*(?:(?:PREFIX\s+[^\s:]*:\s*<[^>]*>|BASE\s+<[^>]*>|#[^\n]*)\s*)*(SELECT|ASK|CONSTRUCT|DESCRIBE)\b`)
+var sparqlFormRE = lazyRE(`(?is)^\s*(?:(?:PREFIX\s+[^\s:]*:\s*<[^>]*>|BASE\s+<[^>]*>|#[^\n]*)\s*)*(SELECT|ASK|CONSTRUCT|DESCRIBE)\b`)
 
 // SPARQLQueryForm returns the upper-cased query form (SELECT, ASK,
 // CONSTRUCT, DESCRIBE) of q, or "" when it cannot tell.

@@ -28,7 +28,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"regexp"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -45,7 +44,7 @@ const (
 
 // kgSpecial is kg-axel's special-character pattern, alternatives in its order
 // (leftmost-first, so "->" wins over "-").
-var kgSpecial = regexp.MustCompile(`\(|\)|:|\{|\}|->|<-|-|\[|\]|,|\.|\*|/|<|>`)
+var kgSpecial = lazyRE(`\(|\)|:|\{|\}|->|<-|-|\[|\]|,|\.|\*|/|<|>`)
 
 // kgKeywords are the words kg-axel upper-cases, in its order.
 var kgKeywords = []string{

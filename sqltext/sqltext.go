@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // HasTopLevelOrderBy reports whether the outermost query of sql's first
@@ -57,13 +58,15 @@ func Postprocess(sql string) string {
 // curYear is test-suite's replace_cur_year pattern. Python's \s also matches
 // \v and Unicode spaces; SQL written with those around CURDATE is not
 // expected.
-var curYear = regexp.MustCompile(`(?i)YEAR[\s\v]*\([\s\v]*CURDATE[\s\v]*\([\s\v]*\)[\s\v]*\)[\s\v]*`)
+var curYear = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)YEAR[\s\v]*\([\s\v]*CURDATE[\s\v]*\([\s\v]*\)[\s\v]*\)[\s\v]*`)
+})
 
 // ReplaceCurYear is test-suite's replace_cur_year, applied just before
 // execution: YEAR(CURDATE()) (any case and spacing, with the whitespace that
 // follows) becomes 2020.
 func ReplaceCurYear(sql string) string {
-	return curYear.ReplaceAllString(sql, "2020")
+	return curYear().ReplaceAllString(sql, "2020")
 }
 
 // StripDistinct reproduces test-suite's remove_distinct,

@@ -93,6 +93,7 @@ type Server struct {
 	requests []Request
 
 	calls    atomic.Int64
+	conns    atomic.Int64
 	inflight atomic.Int64
 	peak     atomic.Int64
 }
@@ -124,7 +125,13 @@ func New(protocol string, opts ...Option) *Server {
 	for _, o := range opts {
 		o(s)
 	}
-	s.srv = httptest.NewServer(http.HandlerFunc(s.handle))
+	s.srv = httptest.NewUnstartedServer(http.HandlerFunc(s.handle))
+	s.srv.Config.ConnState = func(_ net.Conn, st http.ConnState) {
+		if st == http.StateNew {
+			s.conns.Add(1)
+		}
+	}
+	s.srv.Start()
 	s.URL = s.srv.URL
 	if protocol == OpenAI {
 		s.URL += "/v1"
@@ -146,6 +153,10 @@ func (s *Server) Script(f ...Fault) {
 
 // Calls is the number of requests received.
 func (s *Server) Calls() int { return int(s.calls.Load()) }
+
+// Conns is the number of connections clients opened: a client that keeps
+// its connections alive opens about as many as it has calls in flight.
+func (s *Server) Conns() int { return int(s.conns.Load()) }
 
 // PeakInFlight is the most requests handled at once.
 func (s *Server) PeakInFlight() int { return int(s.peak.Load()) }

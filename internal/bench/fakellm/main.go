@@ -9,7 +9,7 @@
 //
 // It writes its base URL (…/v1) to -url-file (or stdout) once it listens,
 // and on SIGINT/SIGTERM prints the calls it answered and the most it had in
-// flight at once to stderr.
+// flight at once and the connections clients opened to stderr.
 package main
 
 import (
@@ -42,6 +42,6 @@ func main() {
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	<-sigs
-	fmt.Fprintf(os.Stderr, "fakellm: %d calls, at most %d in flight\n", srv.Calls(), srv.PeakInFlight())
+	fmt.Fprintf(os.Stderr, "fakellm: %d calls, at most %d in flight, %d connections opened\n", srv.Calls(), srv.PeakInFlight(), srv.Conns())
 	srv.Close()
 }
