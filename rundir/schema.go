@@ -160,6 +160,13 @@ func (r *Run) itemRow(rec *item.Record) []any {
 		switch {
 		case !ok || s.Null:
 			row = append(row, nil)
+		case rec.Status == "error" && !s.Official:
+			// The harness could not evaluate the item: no value was
+			// computed, so none is written (the aggregates leave it out
+			// too, and avg() over items must agree with them). A score
+			// that follows an official scorer's profile keeps the value
+			// that profile counts (BIRD counts such items as 0).
+			row = append(row, nil)
 		default:
 			row = append(row, s.Value)
 		}

@@ -19,6 +19,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/evalflow/evalflow/cache"
 	"github.com/evalflow/evalflow/dataset"
@@ -73,6 +74,84 @@ func (m maxErrors) exceeded(errs, items int) bool {
 
 // maxInvalidShown is how many invalid dataset rows are printed in full.
 const maxInvalidShown = 20
+
+// maxErrorItemsShown is how many items in error are named on stderr after
+// a run; maxErrorMessage is where each one's message is cut.
+const (
+	maxErrorItemsShown = 10
+	maxErrorMessage    = 200
+)
+
+// errorItems keeps, of the items a run finds in error (harness failures),
+// the first maxErrorItemsShown in run order and how many there are, so
+// they can be named on stderr without holding every one.
+type errorItems struct {
+	mu    sync.Mutex
+	n     int
+	first []errorItem // by seq, at most maxErrorItemsShown
+}
+
+type errorItem struct {
+	seq       int
+	label, id string
+	msg       string
+}
+
+// add records rec if it is in error: its final attempt's message, else
+// the item's own error (a dataset row that is not an item, a stage that
+// failed before any attempt).
+func (e *errorItems) add(label string, rec *item.Record) {
+	if rundir.ItemStatus(rec) != "error" {
+		return
+	}
+	msg := rec.Error
+	if f := rec.Final(); f != nil && f.ErrorMessage != "" {
+		msg = f.ErrorMessage
+	}
+	it := errorItem{seq: rec.Seq, label: label, id: rec.Item.ID, msg: oneLine(msg, maxErrorMessage)}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.n++
+	i, _ := slices.BinarySearchFunc(e.first, it.seq, func(x errorItem, seq int) int { return x.seq - seq })
+	if i < maxErrorItemsShown {
+		e.first = slices.Insert(e.first, i, it)
+		if len(e.first) > maxErrorItemsShown {
+			e.first = e.first[:maxErrorItemsShown]
+		}
+	}
+}
+
+// print names the items in error on w, one line each, and says how to
+// list the rest.
+func (e *errorItems) print(w io.Writer, dir string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.n == 0 {
+		return
+	}
+	fmt.Fprintf(w, "evalflow run: %d items are in error (harness failures, not wrong predictions; no score):\n", e.n)
+	for _, it := range e.first {
+		fmt.Fprintf(w, "  %s%s: %s\n", it.label, it.id, it.msg)
+	}
+	if more := e.n - len(e.first); more > 0 {
+		fmt.Fprintf(w, "  … and %d more (evalflow query %s \"SELECT id, error_message FROM items WHERE status = 'error'\")\n",
+			more, shellJoin([]string{dir}))
+	}
+}
+
+// oneLine folds s onto one line and cuts it to about max bytes (at a rune
+// boundary, marked with …).
+func oneLine(s string, max int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) <= max {
+		return s
+	}
+	cut := max
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}
 
 // maxConcurrency is the largest concurrency the HCL accepts (stage blocks'
 // concurrency attribute); -concurrency is held to the same range.
@@ -358,6 +437,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	// than its concurrency, however many cells run. A cell that stops the
 	// run (max_cost) stops the others.
 	var invalid atomic.Int64
+	var errItems errorItems
 	cellCtx, stopCells := context.WithCancelCause(ctx)
 	defer stopCells(nil)
 	errs := make([]error, len(cells))
@@ -379,6 +459,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 					}
 				}
 				prog.add(rec)
+				errItems.add(c.label(), rec)
 				return rd.Write(rec)
 			},
 		}
@@ -420,6 +501,9 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "evalflow run: ... and %d more invalid dataset rows (error_message in items.parquet)\n", n-maxInvalidShown)
 	}
 	prog.stop()
+	// Named whether or not -max-errors lets the run pass: each is an item
+	// without a score.
+	errItems.print(stderr, dir)
 
 	closeErr := rd.Close()
 	var rows []aggregate.Row
