@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net"
 	"path/filepath"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
@@ -36,11 +38,60 @@ type Engine struct {
 	// Results, when set, is the stage cache that answers queries run
 	// before on the same data (results.go).
 	Results *Results
+
+	// contained memoizes containment successes for the engine's life (one
+	// run); see containOnce. A pointer, set by NewEngine, so that a copy of
+	// the Engine (score's per-item copy without the stage cache) shares it
+	// and copying stays legal; nil (an Engine built by hand) memoizes
+	// nothing.
+	contained *containMemo
+}
+
+// containMemo is the set of located paths found inside the root.
+type containMemo struct {
+	paths sync.Map // path → struct{}
+	n     atomic.Int64
+}
+
+// maxContained bounds the memo of contained paths; past it a new path is
+// checked every time (correct, only slower).
+const maxContained = 1 << 16
+
+// containOnce is contain, memoized per path string for the engine's life
+// (one run): resolving a path (filepath.Abs, an lstat per component for
+// EvalSymlinks) and the root check run once per distinct database path,
+// not once per query. Only a success is remembered: a refused or missing
+// path is checked again the next time (so a database file created during
+// the run is found, and an error still names its item). The check is
+// against the paths' state the first time they are seen: the data tree
+// (and the working directory) must not change during a run — a symlink
+// replaced mid-run to point outside the root is not seen again. (The
+// check and the open were never atomic, so this widens a window that
+// already existed; it does not open a new one: containment refuses paths
+// that data names, it is not a guard against a concurrent writer of the
+// tree.)
+func (e *Engine) containOnce(it, p string) error {
+	m := e.contained
+	if m == nil {
+		return e.contain(it, p)
+	}
+	if _, ok := m.paths.Load(p); ok {
+		return nil
+	}
+	if err := e.contain(it, p); err != nil {
+		return err
+	}
+	if m.n.Load() < maxContained {
+		if _, loaded := m.paths.LoadOrStore(p, struct{}{}); !loaded {
+			m.n.Add(1)
+		}
+	}
+	return nil
 }
 
 // NewEngine binds an engine block to an executor.
 func NewEngine(b *dsl.Engine, ex engine.Executor, p *dsl.Pipeline) *Engine {
-	e := &Engine{Block: b, Exec: ex, ctx: p.EvalContext(), dir: p.Dir, bound: true}
+	e := &Engine{Block: b, Exec: ex, ctx: p.EvalContext(), dir: p.Dir, bound: true, contained: &containMemo{}}
 	e.RootDiags = e.rootOf()
 	return e
 }
@@ -83,13 +134,15 @@ func ItemValue(it *item.Item) cty.Value {
 //
 // Every path is checked against the engine's root (contain.go): one that
 // resolves outside it, symlinks followed, is a harness error and nothing is
-// opened.
+// opened. The path expression is evaluated for every item; the
+// resolution and root check are done once per distinct path for the run
+// (containOnce).
 func (e *Engine) Locate(it *item.Item) (string, error) {
 	p, err := e.locate(it)
 	if err != nil {
 		return "", err
 	}
-	if err := e.contain(it.ID, p); err != nil {
+	if err := e.containOnce(it.ID, p); err != nil {
 		return "", HarnessError(err)
 	}
 	return p, nil
@@ -188,7 +241,7 @@ func (e *Engine) TestDBs(it *item.Item) (dbs []string, ok bool, err error) {
 		return nil, true, HarnessError(fmt.Errorf("engine.%s, item %q: %w", e.Block.Name, it.ID, err))
 	}
 	for _, p := range dbs {
-		if err := e.contain(it.ID, p); err != nil {
+		if err := e.containOnce(it.ID, p); err != nil {
 			return nil, true, HarnessError(err)
 		}
 	}
@@ -209,7 +262,7 @@ func (e *Engine) Suites() bool {
 // cache (keyed by db's content hash). db is checked against the engine's
 // root first; outside it nothing runs and the outcome is a HarnessError.
 func (e *Engine) RunAt(ctx context.Context, it *item.Item, db, text string) Outcome {
-	if err := e.contain(it.ID, db); err != nil {
+	if err := e.containOnce(it.ID, db); err != nil {
 		return Outcome{Class: item.ClassExecution, Err: HarnessError(err)}
 	}
 	q := engine.Query{Text: text, DB: db, MaxRows: e.Block.MaxRows, Timeout: e.Block.Timeout, Root: e.root}

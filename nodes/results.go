@@ -46,6 +46,18 @@ type Results struct {
 
 	mu     sync.Mutex
 	hashes map[string]fileHash // path → content hash, valid for its size and mtime
+
+	// ids memoizes dbIdentity for read-only engines for the life of the
+	// Results (one evalflow invocation): path → *dbID.
+	ids sync.Map
+}
+
+// dbID is one memoized database identity, computed once (once) however
+// many queries ask for it at the same time.
+type dbID struct {
+	once   sync.Once
+	id     string
+	stable bool
 }
 
 type fileHash struct {
@@ -89,7 +101,7 @@ type material struct {
 // key computes the content address of op on q for engine e.
 func (r *Results) key(e *Engine, op string, q engine.Query) (string, []byte) {
 	m := material{V: 1, Evalflow: r.version, Op: op, Kind: e.Block.Kind, Options: scrub(e.Block.Options),
-		ReadOnly: e.Block.ReadOnly, DB: r.dbIdentity(q.DB), Query: q.Text, MaxRows: q.MaxRows}
+		ReadOnly: e.Block.ReadOnly, DB: r.dbIdentity(q.DB, e.Block.ReadOnly), Query: q.Text, MaxRows: q.MaxRows}
 	if m.MaxRows <= 0 {
 		m.MaxRows = e.Block.MaxRows
 	}
@@ -98,33 +110,64 @@ func (r *Results) key(e *Engine, op string, q engine.Query) (string, []byte) {
 	return "q" + hex.EncodeToString(sum[:]), b
 }
 
-// dbIdentity names the database's content: a file's SHA-256 (computed once
-// per size and modification time), a directory's tree fingerprint, or the
-// name a server engine was given.
-func (r *Results) dbIdentity(db string) string {
+// dbIdentity names the database's content: a file's SHA-256, a
+// directory's tree fingerprint, or the name a server engine was given.
+//
+// With memo (the engine is read_only: its queries cannot change its
+// database; a writable engine of the same run on the same file is not
+// supported either) a file's hash or a directory's fingerprint is computed once
+// per path for the life of r — one evalflow invocation — and then served
+// without a stat: changing a database file while a run reads it is not
+// supported (that run keeps keying by the content it first saw; the next
+// run sees the change). Concurrent first queries on one path wait for one
+// computation. Only those two identities are remembered: a path that does
+// not exist (yet), is not a regular file or cannot be read is looked at
+// again on the next query. Without memo (read_only = false: the run's own
+// queries may write the database) every query stats the file and the hash
+// is recomputed when its size or modification time changed.
+func (r *Results) dbIdentity(db string, memo bool) string {
+	if !memo {
+		id, _ := r.identify(db)
+		return id
+	}
+	v, ok := r.ids.Load(db)
+	if !ok {
+		v, _ = r.ids.LoadOrStore(db, &dbID{})
+	}
+	d := v.(*dbID)
+	d.once.Do(func() { d.id, d.stable = r.identify(db) })
+	if !d.stable {
+		r.ids.CompareAndDelete(db, d)
+	}
+	return d.id
+}
+
+// identify computes db's identity; stable is false for the identities
+// that may change within a run (a missing, special or unreadable path).
+func (r *Results) identify(db string) (id string, stable bool) {
 	st, err := os.Stat(db)
 	switch {
 	case err != nil:
-		return "name:" + db
+		return "name:" + db, false
 	case st.IsDir():
-		return "tree:" + store.TreeFingerprint(db)
+		return "tree:" + store.TreeFingerprint(db), true
 	case !st.Mode().IsRegular():
-		return "name:" + db
+		return "name:" + db, false
 	}
 	r.mu.Lock()
 	h, ok := r.hashes[db]
 	r.mu.Unlock()
 	if ok && h.size == st.Size() && h.mtime.Equal(st.ModTime()) {
-		return "sha256:" + h.hash
+		return "sha256:" + h.hash, true
 	}
 	sum := store.HashFile(db)
 	if sum == "" {
-		return "unreadable:" + db
+		return "unreadable:" + db, false
 	}
 	r.mu.Lock()
 	r.hashes[db] = fileHash{size: st.Size(), mtime: st.ModTime(), hash: sum}
 	r.mu.Unlock()
-	return "sha256:" + sum
+	return "sha256:" + sum, true
 }
 
 // get returns a stored result or deterministic error.

@@ -82,11 +82,24 @@ func TestResultKeys(t *testing.T) {
 			t.Errorf("changing only the %s misses the cache", name)
 		}
 	}
-	// The database's content, rewritten in place: a miss.
+	// The database's content, rewritten in place: a miss for the next run
+	// (a new Results) and, within this run, for a writable engine (whose
+	// own queries may write it). A read-only engine's run keeps the
+	// identity it first computed (dbIdentity: a database changing under a
+	// run is not supported).
+	ew, qw := base()
+	ew.Block.ReadOnly = false
+	kw0, _ := r.key(ew, "execute", qw)
 	time.Sleep(10 * time.Millisecond)
 	os.WriteFile(db, []byte("database one, edited"), 0o644)
-	if k, _ := r.key(e0, "execute", q0); k == k0 {
-		t.Error("editing the database in place still hits the cache")
+	if k, _ := NewResults(disk, "v1").key(e0, "execute", q0); k == k0 {
+		t.Error("editing the database in place still hits the cache in the next run")
+	}
+	if k, _ := r.key(ew, "execute", qw); k == kw0 {
+		t.Error("editing the database in place still hits the cache of a writable engine")
+	}
+	if k, _ := r.key(e0, "execute", q0); k != k0 {
+		t.Error("a read-only engine's run re-keyed its database within the run")
 	}
 }
 

@@ -42,7 +42,7 @@ type byName struct{ suiteExec }
 
 func (*byName) LocatesByName() bool { return true }
 
-func suiteEngine(t *testing.T, kind, root, path string, ex engine.Executor) *Engine {
+func suiteEngine(t testing.TB, kind, root, path string, ex engine.Executor) *Engine {
 	t.Helper()
 	expr := func(s string) hcl.Expression {
 		e, d := hclsyntax.ParseTemplate([]byte(s), "test.hcl", hcl.InitialPos)
