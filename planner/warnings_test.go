@@ -28,7 +28,7 @@ func TestRunWarnings(t *testing.T) {
 		}
 	}
 	joined := strings.Join(got, "\n")
-	for _, want := range []string{`1 of 2 predictions`, `"A "`, `group_by column "levle" is not a field of 1 item(s)`} {
+	for _, want := range []string{`1 of 2 predictions`, `"A "`, `group_by column "levle" is not a field of 1 item(s)`, `Did you mean "level"?`} {
 		if !strings.Contains(joined, want) {
 			t.Errorf("warnings %q lack %q", got, want)
 		}

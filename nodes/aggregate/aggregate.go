@@ -141,6 +141,7 @@ type Aggregate struct {
 	folds   map[key]metrics.Accumulator // (group, value, dataset metric) → fold
 	keep    []*item.Record              // for dataset metrics that do not fold
 	missing map[string]int              // group_by column → items without that field
+	fields  map[string]bool             // field names seen on items missing a group_by column, for a suggestion
 }
 
 // New builds an aggregate stage.
@@ -186,9 +187,14 @@ func (ag *Aggregate) Collect(rec *item.Record) {
 	for _, g := range ag.GroupBy {
 		if _, ok := rec.Item.Field(g); !ok && g != "db" && g != "status" {
 			if ag.missing == nil {
-				ag.missing = map[string]int{}
+				ag.missing, ag.fields = map[string]int{}, map[string]bool{"db": true, "status": true}
 			}
 			ag.missing[g]++
+			if len(ag.fields) < 1000 {
+				for _, f := range rec.Item.Fields {
+					ag.fields[f.Name] = true
+				}
+			}
 		}
 		groups = append(groups, [2]string{g, groupValue(rec, g)})
 	}
@@ -359,7 +365,15 @@ func (ag *Aggregate) Warnings() []string {
 	var out []string
 	for _, g := range ag.GroupBy {
 		if n := ag.missing[g]; n > 0 {
-			out = append(out, fmt.Sprintf("stage.%s: group_by column %q is not a field of %d item(s); they are grouped under \"\"", ag.Name, g, n))
+			names := make([]string, 0, len(ag.fields))
+			for f := range ag.fields {
+				names = append(names, f)
+			}
+			hint := ""
+			if s := dsl.Suggest(g, names); s != "" {
+				hint = fmt.Sprintf(" Did you mean %q?", s)
+			}
+			out = append(out, fmt.Sprintf("stage.%s: group_by column %q is not a field of %d item(s); they are grouped under \"\".%s", ag.Name, g, n, hint))
 		}
 	}
 	return out
