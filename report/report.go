@@ -23,9 +23,9 @@ import (
 	"strings"
 
 	"github.com/evalflow/evalflow/compare"
+	"github.com/evalflow/evalflow/nodes/aggregate"
 	"github.com/evalflow/evalflow/rundir"
 	"github.com/evalflow/evalflow/runsql"
-	"github.com/evalflow/evalflow/stats"
 )
 
 // DefaultMaxItems bounds the item table: the first this many items, wrong
@@ -34,11 +34,6 @@ const DefaultMaxItems = 500
 
 // DiffResamples are the bootstrap resamples of each paired difference.
 const DiffResamples = 2000
-
-// groupResamples are the bootstrap resamples of an interval the report
-// computes itself (a group aggregates.parquet does not hold), as the run's
-// aggregate stage does.
-const groupResamples = 2000
 
 // Options tune a report. The zero value is usable.
 type Options struct {
@@ -445,22 +440,14 @@ func (q *querier) computeGroup(r *Run, by, metric string) ([]Stat, error) {
 		s.N = int64(len(x))
 		if len(x) > 0 {
 			sum := 0.0
-			ones := 0
 			for _, v := range x {
 				sum += v
-				if v == 1 {
-					ones++
-				}
 			}
 			s.Mean = sql.NullFloat64{Float64: sum / float64(len(x)), Valid: true}
-			var lo, hi float64
-			if r.Binary[metric] {
-				lo, hi = stats.Wilson(ones, len(x), 0.95)
-				s.CIMethod = "wilson"
-			} else {
-				lo, hi = stats.BootstrapMeanCI(x, groupResamples, q.seed, 0.95)
-				s.CIMethod = "bootstrap"
-			}
+			// The aggregate stage's own interval (Wilson for a 0/1 metric,
+			// its capped, seeded bootstrap otherwise).
+			lo, hi, method := aggregate.CI(r.Binary[metric], sum, len(x), x, q.seed)
+			s.CIMethod = method
 			s.CILow = sql.NullFloat64{Float64: lo, Valid: !math.IsNaN(lo)}
 			s.CIHigh = sql.NullFloat64{Float64: hi, Valid: !math.IsNaN(hi)}
 		}

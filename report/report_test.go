@@ -238,3 +238,25 @@ func TestResultPreviews(t *testing.T) {
 		t.Error("a result cell reached the page unescaped")
 	}
 }
+
+// BenchmarkLargeRun builds and writes the report of a 100,000-item run
+// (docs/report.md, "Size and speed"): ns/op is the time, page-bytes the
+// size of the page.
+func BenchmarkLargeRun(b *testing.B) {
+	dir := b.TempDir()
+	writeRun(b, dir, 100_000, "")
+	var size int
+	b.ResetTimer()
+	for b.Loop() {
+		rep, err := Build(context.Background(), []string{dir}, Options{Version: "bench"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		var buf bytes.Buffer
+		if err := Write(&buf, rep); err != nil {
+			b.Fatal(err)
+		}
+		size = buf.Len()
+	}
+	b.ReportMetric(float64(size), "page-bytes")
+}

@@ -150,7 +150,6 @@ type lane struct {
 	items    sinks.Writer
 	attempts sinks.Writer
 	qas      sinks.Writer // sidecar (seq, sink, line) rows for per-item sinks
-	pending  int
 }
 
 type extra struct {
@@ -837,7 +836,6 @@ func (r *Run) Write(rec *item.Record) error {
 		r.werr = err
 		return err
 	}
-	l.pending++
 	r.pending++
 	if r.pending >= r.cfg.FlushItems {
 		return r.flushLocked()
@@ -929,7 +927,6 @@ func (r *Run) flushLocked() error {
 		}
 		l.items, l.attempts, l.qas = nil, nil, nil
 		l.part++
-		l.pending = 0
 	}
 	r.pending = 0
 	if first != nil {

@@ -108,11 +108,12 @@ type progress struct {
 	fresh   atomic.Int64 // items finished by this process (the rate counts these)
 	resumed atomic.Int64 // items an earlier process finished (keep)
 
-	mu       sync.Mutex // guards what follows, up to outMu
-	statuses map[string]int
-	sums     map[progKey]float64 // by sweep cell and metric
-	ns       map[progKey]int
-	merrs    map[progKey]int
+	mu        sync.Mutex // guards what follows, up to outMu
+	statuses  map[string]int
+	cellItems map[int]int         // items counted, by sweep cell (the overall rows of a pipeline without aggregate stage)
+	sums      map[progKey]float64 // by sweep cell and metric
+	ns        map[progKey]int
+	merrs     map[progKey]int
 
 	outMu    sync.Mutex // guards the output and the state below
 	startAt  time.Time
@@ -146,7 +147,7 @@ type rateSample struct {
 // in declared order: the pass rate shown is the mean of ex when declared,
 // else of the first column.
 func newProgress(w io.Writer, cols []string, opts progressOptions) *progress {
-	p := &progress{w: w, opts: opts, cols: cols, statuses: map[string]int{},
+	p := &progress{w: w, opts: opts, cols: cols, statuses: map[string]int{}, cellItems: map[int]int{},
 		sums: map[progKey]float64{}, ns: map[progKey]int{}, merrs: map[progKey]int{},
 		quit: make(chan struct{}), clockFunc: opts.now}
 	if p.clockFunc == nil {
@@ -251,6 +252,7 @@ func (p *progress) count(rec *item.Record) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.statuses[rundir.ItemStatus(rec)]++ // as items.parquet says it
+	p.cellItems[rec.Cell]++
 	for _, s := range rec.Scores {
 		k := progKey{rec.Cell, s.Name}
 		// An item the harness could not evaluate is left out of the
@@ -629,7 +631,7 @@ func (p *progress) overall(cell int) []aggregate.Row {
 		if n > 0 {
 			mean = p.sums[k] / float64(n)
 		}
-		out = append(out, aggregate.Row{Stage: "", Group: "all", Metric: c, Items: int(p.done.Load()), N: n, Mean: mean, Sum: p.sums[k], Errors: p.merrs[k], MeanOK: mean, NOK: n,
+		out = append(out, aggregate.Row{Stage: "", Group: "all", Metric: c, Items: p.cellItems[cell], N: n, Mean: mean, Sum: p.sums[k], Errors: p.merrs[k], MeanOK: mean, NOK: n,
 			CILow: math.NaN(), CIHigh: math.NaN()})
 	}
 	return out

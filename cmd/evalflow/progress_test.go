@@ -517,3 +517,21 @@ func TestProgressLogEndToEnd(t *testing.T) {
 		t.Errorf("stdout with progress differs from -quiet (-quiet +progress):\n%s", diff)
 	}
 }
+
+// TestProgressOverallPerCell: in a sweep without an aggregate stage, each
+// cell's overall row counts that cell's items, not the whole run's.
+func TestProgressOverallPerCell(t *testing.T) {
+	var buf bytes.Buffer
+	p := newProgress(&buf, []string{"ex"}, progressOptions{mode: progressOff})
+	for i, c := range []int{0, 0, 0, 1} {
+		r := rec("ok", ex(float64(i%2)))
+		r.Cell = c
+		p.keep(r)
+	}
+	for cell, want := range map[int]int{0: 3, 1: 1} {
+		rows := p.overall(cell)
+		if len(rows) != 1 || rows[0].Items != want || rows[0].N != want {
+			t.Errorf("cell %d: overall rows %+v, want items = n = %d", cell, rows, want)
+		}
+	}
+}

@@ -1,7 +1,7 @@
 package main
 
 import (
-	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -69,9 +69,10 @@ func cmdSpiderEval(ctx context.Context, args []string, stdout, stderr io.Writer)
 		fmt.Fprintf(stderr, "evalflow spider-eval: %v\n", err)
 		return exitRun
 	}
-	out := bufio.NewWriter(stdout)
-	defer out.Flush()
-	ev := spider.NewEvaluator(r, out)
+	// The report is kept until every item is scored: a bad line stops the
+	// command with nothing on stdout that looks like a partial result.
+	var out bytes.Buffer
+	ev := spider.NewEvaluator(r, &out)
 	for i, g := range golds {
 		if err := ctx.Err(); err != nil {
 			return exitCancelled
@@ -90,7 +91,11 @@ func cmdSpiderEval(ctx context.Context, args []string, stdout, stderr io.Writer)
 			return exitRun
 		}
 	}
-	if err := ev.WriteTable(out); err != nil {
+	if err := ev.WriteTable(&out); err != nil {
+		fmt.Fprintf(stderr, "evalflow spider-eval: %v\n", err)
+		return exitRun
+	}
+	if _, err := stdout.Write(out.Bytes()); err != nil {
 		fmt.Fprintf(stderr, "evalflow spider-eval: %v\n", err)
 		return exitRun
 	}

@@ -59,6 +59,20 @@ func TestSpiderEval(t *testing.T) {
 	if code := run(context.Background(), bad, &out, &errb); code != exitRun || out.Len() != 0 || !strings.Contains(errb.String(), "1034") {
 		t.Errorf("short predictions: exit %d, stdout %q, stderr %q", code, out.String(), errb.String())
 	}
+	// A bad gold line after good ones: an error naming the line, and no
+	// partial report on stdout.
+	golds, _ := os.ReadFile(filepath.Join(ex, "gold_example.txt"))
+	gl := strings.Split(strings.TrimRight(string(golds), "\n"), "\n")
+	gl[5] = strings.ReplaceAll(gl[5], "\t", " ")
+	badGold := filepath.Join(t.TempDir(), "gold.txt")
+	os.WriteFile(badGold, []byte(strings.Join(gl, "\n")+"\n"), 0o644)
+	out.Reset()
+	errb.Reset()
+	bad = append([]string{}, args...)
+	bad[2] = badGold
+	if code := run(context.Background(), bad, &out, &errb); code != exitRun || out.Len() != 0 || !strings.Contains(errb.String(), "line 6") {
+		t.Errorf("gold line without a tab: exit %d, stdout %d bytes, stderr %q", code, out.Len(), errb.String())
+	}
 	if code := run(context.Background(), []string{"spider-eval", "-gold", "x"}, &out, &errb); code != exitConfig {
 		t.Errorf("missing flags: exit %d, want %d", code, exitConfig)
 	}

@@ -54,6 +54,7 @@ func cmdSuite(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return exitConfig
 	}
 	if len(pos) != 0 || *ds == "" || *dbs == "" || *out == "" {
+		fmt.Fprintln(stderr, "evalflow suite build: -dataset, -databases and -out are required (and no other arguments)")
 		fs.Usage()
 		return exitConfig
 	}
@@ -80,6 +81,10 @@ func cmdSuite(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	order, golds, err := readSuiteDataset(*ds, *limit)
 	if err != nil {
 		fmt.Fprintf(stderr, "evalflow suite build: %v\n", err)
+		return exitConfig
+	}
+	if *only != "" && len(golds[*only]) == 0 {
+		fmt.Fprintf(stderr, "evalflow suite build: -db %q: no item of %s names that database (its items name: %s)\n", *only, *ds, strings.Join(order, ", "))
 		return exitConfig
 	}
 	start := time.Now()
