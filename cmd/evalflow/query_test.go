@@ -45,8 +45,8 @@ func TestQueryAndShow(t *testing.T) {
 			t.Errorf("show -by difficulty lacks %q: exit %d\n%s%s", want, show.code, show.stdout, show.stderr)
 		}
 	}
-	if bad := runBin(t, bin, dir, "show", "-by", "dificulty", "r"); bad.code != exitConfig || !strings.Contains(bad.stderr, `Did you mean "difficulty"?`) {
-		t.Errorf("show -by a misspelt column: exit %d\n%s", bad.code, bad.stderr)
+	if bad := runBin(t, bin, dir, "show", "-by", "dificulty", "r"); bad.code != exitConfig || !strings.Contains(bad.stderr, `Did you mean "difficulty"?`) || bad.stdout != "" {
+		t.Errorf("show -by a misspelt column: exit %d, want %d, the error and nothing on stdout\nstdout: %s\nstderr: %s", bad.code, exitConfig, bad.stdout, bad.stderr)
 	}
 	// A run that has not finished: its finished items are in parts/.
 	parts := filepath.Join(dir, "r", rundir.PartsDir)

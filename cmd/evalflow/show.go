@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -42,9 +43,12 @@ func cmdShow(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitRun
 	}
 	defer db.Close()
-	fmt.Fprintf(stdout, "run %s  %s  pipeline %s\n", m.RunID, m.Status, m.Pipeline)
+	// Everything goes to a buffer first: a bad -by or a failing query
+	// prints nothing but the error.
+	var out bytes.Buffer
+	fmt.Fprintf(&out, "run %s  %s  pipeline %s\n", m.RunID, m.Status, m.Pipeline)
 	if partial {
-		fmt.Fprintf(stdout, "  not finished: the numbers below are over the items finished so far (parts/)\n")
+		fmt.Fprintf(&out, "  not finished: the numbers below are over the items finished so far (parts/)\n")
 	}
 	// The metric columns: the manifest's means, or every cell's.
 	names := map[string]bool{}
@@ -64,8 +68,17 @@ func cmdShow(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	for rows.Next() {
 		var c string
-		rows.Scan(&c)
+		if err := rows.Scan(&c); err != nil {
+			rows.Close()
+			fmt.Fprintf(stderr, "evalflow show: %v\n", err)
+			return exitRun
+		}
 		cols[c] = true
+	}
+	if err := rows.Err(); err != nil {
+		rows.Close()
+		fmt.Fprintf(stderr, "evalflow show: %v\n", err)
+		return exitRun
 	}
 	rows.Close()
 	var metrics []string
@@ -99,7 +112,7 @@ func cmdShow(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitRun
 	}
 	defer res.Close()
-	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	tw := tabwriter.NewWriter(&out, 0, 0, 2, ' ', tabwriter.AlignRight)
 	head := []string{"items", "errors"}
 	if group != "" {
 		head = append([]string{group}, head...)
@@ -131,7 +144,8 @@ func cmdShow(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitRun
 	}
 	if m.Status == "complete" && !partial {
-		fmt.Fprintf(stdout, "  (means over items not in error; the official profiles' totals and the 95%% CIs are in aggregates.parquet and summary.md)\n")
+		fmt.Fprintf(&out, "  (means over items not in error; the official profiles' totals and the 95%% CIs are in aggregates.parquet and summary.md)\n")
 	}
+	stdout.Write(out.Bytes())
 	return exitOK
 }
