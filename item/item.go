@@ -172,6 +172,25 @@ type Score struct {
 	// profile's totals reproduce the official script's. Under evalflow's
 	// own profiles errored items are left out of the mean.
 	Official bool
+	// Separation, on a test-suite verdict (ex_suite: the pair run on every
+	// test database of the item's folder), is the first database that
+	// separated the prediction from the gold, with both results there; nil
+	// when none did.
+	Separation *Separation
+}
+
+// Separation is the database where a test suite told a prediction from its
+// gold (Score.Separation).
+type Separation struct {
+	// DB is the database file's base name.
+	DB string
+	// Own is set when DB is the item's own database: its results are the
+	// item's (GoldResult and the final attempt's), so Gold and Pred are nil.
+	Own bool
+	// Gold and Pred are the gold's and the prediction's results on DB, of
+	// the texts the compare profile ran; Pred is nil when the prediction
+	// failed there (the score's Note says why).
+	Gold, Pred *table.Table
 }
 
 // Record is the state of one item inside a run.

@@ -46,6 +46,10 @@ type RunOptions struct {
 	// before it returns without them (0: 1.5 s). A stage that ignores its
 	// context cannot keep an interrupted run alive.
 	Grace time.Duration
+	// Source, when set, supplies the items in place of the dataset (a
+	// cluster worker's shard; planner/remote.go). Limit and Sample do not
+	// apply to it.
+	Source ItemSource
 }
 
 var errStop = errors.New("stop")
@@ -236,6 +240,9 @@ func (pl *Plan) produce(ctx context.Context, opts RunOptions, out chan<- *item.R
 		case <-ctx.Done():
 			return context.Cause(ctx)
 		}
+	}
+	if opts.Source != nil {
+		return opts.Source(ctx, send)
 	}
 	rd := opts.Dataset
 	if rd == nil {

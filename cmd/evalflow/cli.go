@@ -53,6 +53,7 @@ Usage:
   evalflow doctor   [-format json]     is each engine and model provider ready? what to run if not
   evalflow spider-eval [flags]         Spider's exact-set-match report, as evaluation.py --etype match prints it
   evalflow suite    build [flags]      build distinguishing test-suite databases for a dataset's schemas
+  evalflow worker   [flags] nats://HOST:4222   run shards of the runs published to a NATS server (docs/scale-out.md)
   evalflow version                     print the version
 
 Run 'evalflow COMMAND -h' for a command's flags.
@@ -98,6 +99,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return cmdReport(ctx, rest, stdout, stderr)
 	case "doctor":
 		return cmdDoctor(ctx, rest, stdout, stderr)
+	case "worker":
+		return cmdWorker(ctx, rest, stdout, stderr)
 	case "version", "-version", "--version":
 		fmt.Fprintf(stdout, "evalflow %s (%s, %s/%s)\n", buildVersion(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
 		return exitOK
@@ -106,7 +109,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitOK
 	}
 	hint := ""
-	if s := dsl.Suggest(cmd, []string{"run", "plan", "validate", "compare", "export", "rerun", "query", "show", "report", "fmt", "metrics", "cache", "doctor", "spider-eval", "suite", "version", "help"}); s != "" {
+	if s := dsl.Suggest(cmd, []string{"run", "plan", "validate", "compare", "export", "rerun", "query", "show", "report", "fmt", "metrics", "cache", "doctor", "spider-eval", "suite", "worker", "version", "help"}); s != "" {
 		hint = fmt.Sprintf(" Did you mean %q?", s)
 	}
 	fmt.Fprintf(stderr, "evalflow: unknown command %q.%s\n\n%s", cmd, hint, usage)

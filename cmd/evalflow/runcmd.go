@@ -22,6 +22,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/evalflow/evalflow/cache"
+	"github.com/evalflow/evalflow/cluster"
 	"github.com/evalflow/evalflow/dataset"
 	"github.com/evalflow/evalflow/dsl"
 	"github.com/evalflow/evalflow/item"
@@ -177,6 +178,8 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.Var(&refresh, "refresh", "re-run STAGE's work instead of reading the cache (the answers are stored again); repeatable")
 	cellsAtOnce := fs.Int("cells", 8, "sweep cells run side by side at most (their stages share one pool each)")
 	ciSeed := fs.Uint64("ci-seed", 1, "seed for the bootstrap confidence intervals in aggregates.parquet (recorded in the manifest as ci_seed)")
+	var cf clusterFlags // -cluster, -workers: cluster.go
+	cf.register(fs)
 	pos, err := parseArgs(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
 		return exitOK
@@ -202,6 +205,10 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	if *cellsAtOnce < 1 {
 		fmt.Fprintf(stderr, "evalflow run: -cells %d: at least 1\n", *cellsAtOnce)
+		return exitConfig
+	}
+	if err := cf.check(); err != nil {
+		fmt.Fprintf(stderr, "evalflow run: %v\n", err)
 		return exitConfig
 	}
 	var gates []gate
@@ -443,7 +450,33 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	errs := make([]error, len(cells))
 	slots := make(chan struct{}, parallel)
 	var cellsWG sync.WaitGroup
-	for i, c := range cells {
+	onRecord := func(c *cellRun, rec *item.Record) error {
+		if rec.Item.Invalid != "" {
+			// Reported as read (FILE:LINE: message), the first few in
+			// full; each is an error item in items.parquet.
+			if n := invalid.Add(1); n <= maxInvalidShown {
+				fmt.Fprintf(stderr, "evalflow run: %s%s\n", c.label(), rec.Item.Invalid)
+			}
+		}
+		prog.add(rec)
+		errItems.add(c.label(), rec)
+		return rd.Write(rec)
+	}
+	localCells := cells
+	var workerStats []cluster.WorkerStat
+	if cf.enabled() {
+		// The items run on workers; their records arrive here in the
+		// order a local run delivers them.
+		localCells = nil
+		workerStats, errs[0] = runOnCluster(cellCtx, &cf, clusterRun{pipeline: pos[0], pf: &pf, p: p, cells: cells, rd: rd,
+			runID: runID, dir: dir, limit: *limit, sample: *sample, seed: *seed, conc: *conc, noCache: *noCache,
+			refresh: refresh, ciSeed: *ciSeed, stderr: stderr,
+			deliver: func(i int, rec *item.Record) error {
+				cells[i].pl.Collect(rec)
+				return onRecord(cells[i], rec)
+			}})
+	}
+	for i, c := range localCells {
 		opts := planner.RunOptions{
 			Limit: *limit, Sample: *sample, Seed: *seed,
 			Skip:    func(seq int) bool { return rd.Kept(c.offset + seq) },
@@ -451,16 +484,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			OnRecord: func(rec *item.Record) error {
 				rec.Seq += c.offset
 				rec.Cell = i
-				if rec.Item.Invalid != "" {
-					// Reported as read (FILE:LINE: message), the first few in
-					// full; each is an error item in items.parquet.
-					if n := invalid.Add(1); n <= maxInvalidShown {
-						fmt.Fprintf(stderr, "evalflow run: %s%s\n", c.label(), rec.Item.Invalid)
-					}
-				}
-				prog.add(rec)
-				errItems.add(c.label(), rec)
-				return rd.Write(rec)
+				return onRecord(c, rec)
 			},
 		}
 		if c.cell == nil {
@@ -581,7 +605,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			// expected: the generate stage's unmatched-id warning is moot.
 			// A resumed run does not generate for the items it kept, and
 			// an interrupted or stopped one not for the items it left.
-			if (*limit > 0 || *sample > 0 || kept > 0 || runErr != nil) && n.Kind.Source() {
+			if (*limit > 0 || *sample > 0 || kept > 0 || runErr != nil || cf.enabled()) && n.Kind.Source() {
 				continue
 			}
 			if w, ok := n.Stage.(nodes.Warner); ok {
@@ -595,13 +619,13 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		// The parts hold every finished item; keep them for the next
 		// command and leave the manifest saying so.
 		m.Status = "failed"
-		rd.WriteJSON(rundir.ManifestName, m)
+		rd.WriteJSON(rundir.ManifestName, withWorkers(m, workerStats))
 		rd.Abandon()
 		fmt.Fprintf(stderr, "evalflow run: %v\nevalflow run: the finished items are kept in %s; run the same command again to continue\n",
 			closeErr, filepath.Join(dir, rundir.PartsDir))
 		return exitRun
 	}
-	if err := rd.WriteJSON(rundir.ManifestName, m); err != nil {
+	if err := rd.WriteJSON(rundir.ManifestName, withWorkers(m, workerStats)); err != nil {
 		rd.Abandon()
 		fmt.Fprintf(stderr, "evalflow run: %v\n", err)
 		return exitRun

@@ -1,0 +1,237 @@
+package cluster
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Bucket and object store names shared by every run of a NATS account.
+const (
+	RunsBucket    = "evalflow_runs"
+	BundleBucket  = "evalflow_bundles"
+	ResultsBucket = "evalflow_results"
+	// WorkersConsumer is the durable pull consumer every worker of a run
+	// shares on its shard stream.
+	WorkersConsumer = "workers"
+)
+
+// Message headers.
+const (
+	hdrGen    = "Evalflow-Gen"
+	hdrCell   = "Evalflow-Cell"
+	hdrSeq    = "Evalflow-Seq"
+	hdrStatus = "Evalflow-Status"
+	hdrWorker = "Evalflow-Worker"
+	hdrHost   = "Evalflow-Host"
+	hdrShard  = "Evalflow-Shard"
+	hdrObject = "Evalflow-Object"
+)
+
+// Defaults for Spec.
+const (
+	DefaultAckWait    = 30 * time.Second
+	DefaultMaxDeliver = 5
+)
+
+// Spec is a published run: what a worker needs to rebuild the run's plans
+// exactly as the coordinator built them. It is the value of the run's key
+// in RunsBucket. Provider API keys are not in it: a worker reads its own
+// from its environment (the pipeline's env() calls run on the worker).
+type Spec struct {
+	Key   string `json:"key"`
+	RunID string `json:"run_id"`
+	// Gen counts the coordinator processes of this run (1 for the first);
+	// shards and results carry it (see the package doc, Resume).
+	Gen int `json:"gen"`
+	// Bundle is the pipeline bundle's digest, its object name in
+	// BundleBucket.
+	Bundle string `json:"bundle"`
+	// Cwd is the coordinator's working directory, mirrored on the worker;
+	// Pipeline is the pipeline path as given (relative to Cwd or absolute).
+	Cwd      string   `json:"cwd"`
+	Pipeline string   `json:"pipeline"`
+	Vars     []string `json:"vars,omitempty"`
+	VarFiles []string `json:"var_files,omitempty"`
+	Sweeps   []string `json:"sweeps,omitempty"`
+	// Env holds the coordinator's EVALFLOW_VAR_* variables (their values
+	// are recorded in manifest.json anyway); nothing else of its
+	// environment travels.
+	Env         []string `json:"env,omitempty"`
+	Limit       int      `json:"limit,omitempty"`
+	Sample      int      `json:"sample,omitempty"`
+	Seed        uint64   `json:"seed,omitempty"`
+	Concurrency int      `json:"concurrency,omitempty"`
+	NoCache     bool     `json:"no_cache,omitempty"`
+	Refresh     []string `json:"refresh,omitempty"`
+	CISeed      uint64   `json:"ci_seed,omitempty"`
+	// Fingerprint is the pipeline's SHA-256 (dsl.Pipeline.Hash): a worker
+	// that loads something else refuses the run.
+	PipelineHash string     `json:"pipeline_sha256"`
+	Cells        []SpecCell `json:"cells"`
+	ShardSize    int        `json:"shard_size"`
+	AckWaitMS    int64      `json:"ack_wait_ms"`
+	MaxDeliver   int        `json:"max_deliver"`
+}
+
+// SpecCell is one cell of a run: its items take the run directory's seq
+// Offset..Offset+Total-1.
+type SpecCell struct {
+	Index  int    `json:"index"`
+	ID     string `json:"id,omitempty"`
+	Offset int    `json:"offset"`
+	Total  int    `json:"total"`
+}
+
+// AckWait is how long a shard's lease lasts without an ack or a heartbeat.
+func (s *Spec) AckWait() time.Duration {
+	if s.AckWaitMS <= 0 {
+		return DefaultAckWait
+	}
+	return time.Duration(s.AckWaitMS) * time.Millisecond
+}
+
+// RunKey derives a run's key from its directory (absolute) and run id, so
+// the same command finds its streams again after a crash.
+func RunKey(absDir, runID string) string {
+	h := sha256.Sum256([]byte(absDir + "\x00" + runID))
+	return "r" + hex.EncodeToString(h[:8])
+}
+
+// ShardStream, ResultStream and the subjects name a run's streams.
+func ShardStream(key string) string   { return "EVALFLOW_SHARDS_" + key }
+func ResultStream(key string) string  { return "EVALFLOW_RESULTS_" + key }
+func shardSubject(key string) string  { return "evalflow." + key + ".shard" }
+func resultSubject(key string) string { return "evalflow." + key + ".result" }
+func doneSubject(key string) string   { return "evalflow." + key + ".done" }
+
+// Shard is a shard message's body.
+type Shard struct {
+	Gen  int   `json:"gen"`
+	Cell int   `json:"cell"`
+	Seqs []int `json:"seqs"` // the cell's local item sequence numbers, ascending
+}
+
+func (s Shard) id() string {
+	if len(s.Seqs) == 0 {
+		return fmt.Sprintf("%d.%d.-", s.Gen, s.Cell)
+	}
+	return fmt.Sprintf("%d.%d.%d-%d", s.Gen, s.Cell, s.Seqs[0], s.Seqs[len(s.Seqs)-1])
+}
+
+// ConnOptions say how to reach and authenticate to the NATS server.
+// Credentials may be given at most one way besides TLS client
+// certificates: a creds file (JWT + nkey seed), an nkey seed file,
+// user/password (also in the URL: nats://user:pass@host:4222) or a token.
+type ConnOptions struct {
+	URL      string
+	Name     string // the connection's name, shown by the server's monitoring
+	Creds    string // creds file
+	NKey     string // nkey seed file
+	User     string
+	Password string
+	Token    string
+	TLSCA    string // CA certificate (PEM) to verify the server with
+	TLSCert  string // client certificate and key (PEM), for mutual TLS
+	TLSKey   string
+	// Retry keeps trying to connect when the server is not up yet (a
+	// worker started before its server).
+	Retry bool
+}
+
+// Connect opens a connection that reconnects forever: a server restart
+// stalls the run, it does not end it.
+func Connect(o ConnOptions) (*nats.Conn, error) {
+	opts := []nats.Option{nats.Name(o.Name), nats.MaxReconnects(-1), nats.ReconnectWait(250 * time.Millisecond)}
+	if o.Retry {
+		opts = append(opts, nats.RetryOnFailedConnect(true))
+	}
+	switch {
+	case o.Creds != "":
+		opts = append(opts, nats.UserCredentials(o.Creds))
+	case o.NKey != "":
+		opt, err := nats.NkeyOptionFromSeed(o.NKey)
+		if err != nil {
+			return nil, fmt.Errorf("nkey %s: %w", o.NKey, err)
+		}
+		opts = append(opts, opt)
+	case o.User != "":
+		opts = append(opts, nats.UserInfo(o.User, o.Password))
+	case o.Token != "":
+		opts = append(opts, nats.Token(o.Token))
+	}
+	if o.TLSCA != "" {
+		opts = append(opts, nats.RootCAs(o.TLSCA))
+	}
+	if o.TLSCert != "" || o.TLSKey != "" {
+		opts = append(opts, nats.ClientCert(o.TLSCert, o.TLSKey))
+	}
+	nc, err := nats.Connect(o.URL, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("connecting to %s: %w", redactURL(o.URL), err)
+	}
+	return nc, nil
+}
+
+func redactURL(u string) string {
+	for i := 0; i+2 < len(u); i++ {
+		if u[i:i+3] == "://" {
+			rest := u[i+3:]
+			for j := 0; j < len(rest) && rest[j] != '/'; j++ {
+				if rest[j] == '@' {
+					return u[:i+3] + "…@" + rest[j+1:]
+				}
+			}
+			break
+		}
+	}
+	return u
+}
+
+// buckets opens (creating when missing) the shared key-value bucket and
+// object stores.
+func buckets(ctx context.Context, js jetstream.JetStream) (jetstream.KeyValue, jetstream.ObjectStore, jetstream.ObjectStore, error) {
+	kv, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: RunsBucket, Description: "evalflow: published runs", History: 1, Storage: jetstream.FileStorage})
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("key-value bucket %s: %w", RunsBucket, err)
+	}
+	bundles, err := openObjects(ctx, js, BundleBucket, "evalflow: pipeline bundles")
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	results, err := openObjects(ctx, js, ResultsBucket, "evalflow: results too large for a message")
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return kv, bundles, results, nil
+}
+
+func openObjects(ctx context.Context, js jetstream.JetStream, name, desc string) (jetstream.ObjectStore, error) {
+	obs, err := js.ObjectStore(ctx, name)
+	if errors.Is(err, jetstream.ErrBucketNotFound) {
+		obs, err = js.CreateObjectStore(ctx, jetstream.ObjectStoreConfig{Bucket: name, Description: desc, Storage: jetstream.FileStorage})
+		if errors.Is(err, jetstream.ErrBucketExists) {
+			obs, err = js.ObjectStore(ctx, name)
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("object store %s: %w", name, err)
+	}
+	return obs, nil
+}
+
+// hostname is this machine's name, for workers' identity.
+func hostname() string {
+	h, err := os.Hostname()
+	if err != nil {
+		return "unknown"
+	}
+	return h
+}

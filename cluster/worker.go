@@ -1,0 +1,404 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/evalflow/evalflow/item"
+)
+
+// Runner runs the shards of one run on a worker. The command builds it
+// from the run's Spec and its unpacked bundle: the same plans a local run
+// would build, with their collectors detached. Both methods are called
+// from several goroutines at once.
+type Runner interface {
+	// RunShard runs the cell's items seqs (local sequence numbers) through
+	// the per-item stages and hands each finished record to emit, in
+	// order. An error means the shard could not run (the plan or an engine
+	// could not start), not that items failed: those are records.
+	RunShard(ctx context.Context, cell int, seqs []int, emit func(*item.Record) error) error
+	// ErrorRecords makes the records of items seqs of cell in error with
+	// msg (a shard that cannot run, on its last delivery).
+	ErrorRecords(ctx context.Context, cell int, seqs []int, msg string) ([]*item.Record, error)
+}
+
+// Worker pulls shards of runs and runs them.
+type Worker struct {
+	NC *nats.Conn
+	// ID names the worker in manifest.json's workers; Host is its machine.
+	ID, Host string
+	// Slots is how many shards run at once (at least 1).
+	Slots int
+	// Log receives notices; nil: none.
+	Log func(format string, args ...any)
+}
+
+// NewWorkerID returns an identity for a worker process: host and pid.
+func NewWorkerID() (id, host string) {
+	host = hostname()
+	return host + "-" + strconv.Itoa(os.Getpid()), host
+}
+
+func (w *Worker) logf(format string, args ...any) {
+	if w.Log != nil {
+		w.Log(format, args...)
+	}
+}
+
+// runState is a published run as a worker sees it.
+type runState struct {
+	Spec
+	Stopped bool `json:"stopped"`
+}
+
+// Watch calls serve for every run published on the server — those there
+// when it starts and those published later — each in its own goroutine with
+// a context that ends when the run is deleted or stopped (or ctx ends). A
+// serve that returns an error while its run is still published is called
+// again after a pause. Watch returns when ctx ends.
+func (w *Worker) Watch(ctx context.Context, serve func(ctx context.Context, spec *Spec) error) error {
+	js, err := jetstream.New(w.NC)
+	if err != nil {
+		return err
+	}
+	var kv jetstream.KeyValue
+	for {
+		kv, _, _, err = buckets(ctx, js)
+		if err == nil {
+			break
+		}
+		if ctx.Err() != nil {
+			return nil
+		}
+		w.logf("waiting for the server: %v", err)
+		if !sleepCtx(ctx, 2*time.Second) {
+			return nil
+		}
+	}
+	watcher, err := kv.WatchAll(ctx)
+	if err != nil {
+		return err
+	}
+	defer watcher.Stop()
+	type served struct {
+		gen    int
+		cancel context.CancelFunc
+	}
+	running := map[string]*served{}
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer func() {
+		for _, s := range running {
+			s.cancel()
+		}
+	}()
+	for {
+		var e jetstream.KeyValueEntry
+		select {
+		case <-ctx.Done():
+			return nil
+		case e = <-watcher.Updates():
+		}
+		if e == nil {
+			continue // the initial values are all there
+		}
+		key := e.Key()
+		var st runState
+		live := e.Operation() == jetstream.KeyValuePut && json.Unmarshal(e.Value(), &st) == nil && !st.Stopped
+		if cur := running[key]; cur != nil && (!live || cur.gen != st.Gen) {
+			cur.cancel()
+			delete(running, key)
+		}
+		if !live || running[key] != nil {
+			continue
+		}
+		rctx, cancel := context.WithCancel(ctx)
+		running[key] = &served{gen: st.Gen, cancel: cancel}
+		spec := st.Spec
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for rctx.Err() == nil {
+				err := serve(rctx, &spec)
+				if rctx.Err() != nil {
+					return
+				}
+				if err != nil {
+					w.logf("run %s: %v; trying again", spec.RunID, err)
+				}
+				if !sleepCtx(rctx, 2*time.Second) {
+					return
+				}
+			}
+		}()
+	}
+}
+
+// Serve runs shards of one run, Slots at a time, until ctx ends or the
+// run's streams are deleted (it is complete).
+func (w *Worker) Serve(ctx context.Context, spec *Spec, r Runner) error {
+	js, err := jetstream.New(w.NC)
+	if err != nil {
+		return err
+	}
+	_, _, objs, err := buckets(ctx, js)
+	if err != nil {
+		return err
+	}
+	var cons jetstream.Consumer
+	for {
+		cons, err = js.Consumer(ctx, ShardStream(spec.Key), WorkersConsumer)
+		if err == nil {
+			break
+		}
+		if errors.Is(err, jetstream.ErrStreamNotFound) || ctx.Err() != nil {
+			return nil // complete, or stopped
+		}
+		if !sleepCtx(ctx, time.Second) {
+			return nil
+		}
+	}
+	slots := max(w.Slots, 1)
+	var wg sync.WaitGroup
+	errs := make([]error, slots)
+	sctx, stop := context.WithCancel(ctx)
+	defer stop()
+	for i := range slots {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for sctx.Err() == nil {
+				batch, err := cons.Fetch(1, jetstream.FetchMaxWait(2*time.Second))
+				if err != nil {
+					if errors.Is(err, jetstream.ErrConsumerNotFound) || errors.Is(err, jetstream.ErrStreamNotFound) ||
+						errors.Is(err, jetstream.ErrConsumerDeleted) {
+						stop() // the run is complete
+						return
+					}
+					sleepCtx(sctx, 500*time.Millisecond)
+					continue
+				}
+				for m := range batch.Messages() {
+					if err := w.handle(sctx, js, objs, spec, r, m); err != nil {
+						w.logf("run %s: %v", spec.RunID, err)
+					}
+				}
+				if err := batch.Error(); err != nil && !errors.Is(err, nats.ErrTimeout) && !errors.Is(err, context.DeadlineExceeded) {
+					if errors.Is(err, jetstream.ErrConsumerDeleted) || errors.Is(err, jetstream.ErrConsumerNotFound) {
+						stop()
+						return
+					}
+					errs[i] = err
+					sleepCtx(sctx, 500*time.Millisecond)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return nil
+}
+
+// handle runs one shard: its items are published (each awaited) and its
+// done message sent before it is acked; meanwhile its lease is extended
+// every AckWait/3.
+func (w *Worker) handle(ctx context.Context, js jetstream.JetStream, objs jetstream.ObjectStore, spec *Spec, r Runner, m jetstream.Msg) error {
+	var sh Shard
+	if err := json.Unmarshal(m.Data(), &sh); err != nil {
+		m.Term()
+		return fmt.Errorf("a shard that is not JSON: %v", err)
+	}
+	md, err := m.Metadata()
+	if err != nil {
+		return err
+	}
+	hb, stopHB := context.WithCancel(ctx)
+	defer stopHB()
+	go func() {
+		t := time.NewTicker(spec.AckWait() / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-hb.Done():
+				return
+			case <-t.C:
+				m.InProgress()
+			}
+		}
+	}()
+	var futures []jetstream.PubAckFuture
+	cancelled := false
+	maxPayload := int(w.NC.MaxPayload()) - 8<<10
+	emit := func(rec *item.Record) error {
+		if rec.Status == "cancelled" {
+			cancelled = true
+			return nil
+		}
+		data, err := EncodeRecord(rec)
+		if err != nil {
+			return err
+		}
+		msg := nats.NewMsg(resultSubject(spec.Key))
+		msg.Header.Set(hdrGen, strconv.Itoa(sh.Gen))
+		msg.Header.Set(hdrCell, strconv.Itoa(sh.Cell))
+		msg.Header.Set(hdrSeq, strconv.Itoa(rec.Seq))
+		msg.Header.Set(hdrStatus, rec.Status)
+		msg.Header.Set(hdrWorker, w.ID)
+		if len(data) > maxPayload {
+			name := fmt.Sprintf("%s/%d/%d/%d", spec.Key, sh.Cell, rec.Seq, sh.Gen)
+			if _, err := objs.PutBytes(ctx, name, data); err != nil {
+				return fmt.Errorf("storing a large result: %w", err)
+			}
+			msg.Header.Set(hdrObject, name)
+		} else {
+			msg.Data = data
+		}
+		f, err := js.PublishMsgAsync(msg, jetstream.WithMsgID(fmt.Sprintf("%d.%d.%d", sh.Gen, sh.Cell, rec.Seq)))
+		if err != nil {
+			return err
+		}
+		futures = append(futures, f)
+		return nil
+	}
+	runErr := r.RunShard(ctx, sh.Cell, sh.Seqs, emit)
+	if runErr != nil && ctx.Err() == nil && md.NumDelivered >= uint64(spec.MaxDeliver) {
+		// Its last chance: the items are errors with the reason, so the
+		// run ends naming it rather than a dead shard.
+		recs, err := r.ErrorRecords(ctx, sh.Cell, sh.Seqs, fmt.Sprintf("cluster: shard %s could not run on worker %s: %v", sh.id(), w.ID, runErr))
+		if err == nil {
+			runErr = nil
+			for _, rec := range recs {
+				if err := emit(rec); err != nil {
+					runErr = err
+					break
+				}
+			}
+		}
+	}
+	for _, f := range futures {
+		select {
+		case <-f.Ok():
+		case err := <-f.Err():
+			runErr = errors.Join(runErr, err)
+		case <-ctx.Done():
+		}
+	}
+	stopHB()
+	if ctx.Err() != nil || cancelled {
+		m.Nak() // the worker is stopping: someone else takes it now
+		return nil
+	}
+	if runErr != nil {
+		m.NakWithDelay(2 * time.Second)
+		return fmt.Errorf("shard %s: %w", sh.id(), runErr)
+	}
+	done := nats.NewMsg(doneSubject(spec.Key))
+	done.Header.Set(hdrWorker, w.ID)
+	done.Header.Set(hdrHost, w.Host)
+	done.Header.Set(hdrShard, sh.id())
+	done.Header.Set(hdrGen, strconv.Itoa(sh.Gen))
+	if _, err := js.PublishMsg(ctx, done); err != nil {
+		m.NakWithDelay(2 * time.Second)
+		return fmt.Errorf("shard %s: done: %w", sh.id(), err)
+	}
+	actx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if err := m.DoubleAck(actx); err != nil {
+		// The results are stored: a redelivery only makes duplicates.
+		return fmt.Errorf("shard %s: ack: %w", sh.id(), err)
+	}
+	return nil
+}
+
+// FetchBundle makes the bundle digest available under cacheDir/digest
+// (downloading, checking and unpacking it unless an earlier call did) and
+// returns that directory. Worker processes on one machine may share
+// cacheDir.
+func FetchBundle(ctx context.Context, nc *nats.Conn, digest, cacheDir string) (string, error) {
+	if !safeName(digest) || filepath.Base(digest) != digest {
+		return "", fmt.Errorf("%w: bad digest %q", errBundle, digest)
+	}
+	dir := filepath.Join(cacheDir, digest)
+	if _, err := os.Stat(filepath.Join(dir, ".complete")); err == nil {
+		return dir, nil
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return "", err
+	}
+	_, bundles, _, err := buckets(ctx, js)
+	if err != nil {
+		return "", err
+	}
+	obj, err := bundles.Get(ctx, digest)
+	if err != nil {
+		return "", fmt.Errorf("pipeline bundle %s: %w", digest, err)
+	}
+	defer obj.Close()
+	if err := os.MkdirAll(cacheDir, 0o755); err != nil {
+		return "", err
+	}
+	tmp, err := os.MkdirTemp(cacheDir, digest+".tmp-")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(tmp)
+	if _, err := UnpackBundle(obj, tmp, digest); err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(filepath.Join(tmp, ".complete"), nil, 0o644); err != nil {
+		return "", err
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		if _, serr := os.Stat(filepath.Join(dir, ".complete")); serr == nil {
+			return dir, nil // another worker process unpacked it first
+		}
+		return "", err
+	}
+	return dir, nil
+}
+
+// LoadSpec reads a published run's Spec; ok is false when the run is not
+// published (complete) or stopped.
+func LoadSpec(ctx context.Context, nc *nats.Conn, key string) (*Spec, bool, error) {
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return nil, false, err
+	}
+	kv, _, _, err := buckets(ctx, js)
+	if err != nil {
+		return nil, false, err
+	}
+	e, err := kv.Get(ctx, key)
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	var st runState
+	if err := json.Unmarshal(e.Value(), &st); err != nil {
+		return nil, false, err
+	}
+	return &st.Spec, !st.Stopped, nil
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}

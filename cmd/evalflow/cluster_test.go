@@ -1,0 +1,355 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// sameRunFiles compares two run directories' items, attempts and
+// aggregates row by row (timing columns aside).
+func sameRunFiles(t *testing.T, want, got string) {
+	t.Helper()
+	for _, f := range []string{"items.parquet", "attempts.parquet", "aggregates.parquet"} {
+		w, g := itemRows(t, filepath.Join(want, f)), itemRows(t, filepath.Join(got, f))
+		if diff := cmp.Diff(w, g); diff != "" {
+			t.Errorf("%s differs from the local run's (-local +distributed):\n%s", f, diff)
+		}
+	}
+}
+
+type manifestWorkers struct {
+	Status  string `json:"status"`
+	Workers []struct {
+		ID     string `json:"id"`
+		Host   string `json:"host"`
+		Shards int    `json:"shards"`
+	} `json:"workers"`
+}
+
+func readWorkers(t *testing.T, dir string) manifestWorkers {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "manifest.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m manifestWorkers
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// TestWorkersEqualLocal runs the quickstart and the ablation sweep on
+// three local worker processes (an embedded NATS server) and compares the
+// run directory with a local run's.
+func TestWorkersEqualLocal(t *testing.T) {
+	bin := evalflowBinary(t)
+	repo, _ := filepath.Abs(filepath.Join("..", ".."))
+	for _, tc := range []struct{ name, pipeline string }{
+		{"quickstart", "examples/quickstart"},
+		{"ablation", "examples/ablation"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			args := []string{"run", filepath.Join(repo, tc.pipeline), "-quiet", "-no-cache"}
+			local := runBin(t, bin, dir, append(args, "-out", "local")...)
+			if local.code != 0 {
+				t.Fatalf("local run: exit %d\n%s%s", local.code, local.stdout, local.stderr)
+			}
+			dist := runBin(t, bin, dir, append(args, "-out", "dist", "-workers", "3")...)
+			if dist.code != 0 {
+				t.Fatalf("-workers 3: exit %d\n%s%s", dist.code, dist.stdout, dist.stderr)
+			}
+			if dist.stderr != local.stderr {
+				t.Errorf("stderr differs:\nlocal:\n%s\ndistributed:\n%s", local.stderr, dist.stderr)
+			}
+			sameRunFiles(t, filepath.Join(dir, "local"), filepath.Join(dir, "dist"))
+			m := readWorkers(t, filepath.Join(dir, "dist"))
+			shards := 0
+			for _, w := range m.Workers {
+				if w.ID == "" || w.Host == "" || w.Shards < 1 {
+					t.Errorf("manifest worker %+v", w)
+				}
+				shards += w.Shards
+			}
+			if m.Status != "complete" || len(m.Workers) == 0 || shards == 0 {
+				t.Errorf("manifest: status %q, workers %+v", m.Status, m.Workers)
+			}
+			if _, err := os.Stat(filepath.Join(dir, "dist", ".nats")); err == nil {
+				t.Errorf("the embedded server's store is left in a complete run")
+			}
+		})
+	}
+}
+
+// childPIDs lists the processes whose parent is pid.
+func childPIDs(pid int) []int {
+	var out []int
+	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", pid))
+	for _, f := range tasks {
+		b, _ := os.ReadFile(f)
+		for _, s := range strings.Fields(string(b)) {
+			if n, err := strconv.Atoi(s); err == nil {
+				out = append(out, n)
+			}
+		}
+	}
+	return out
+}
+
+// waitFor polls cond every 20 ms until it holds or d passes.
+func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within %s", what, d)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestWorkerKilledMidShard kills one of three worker processes with
+// SIGKILL while it runs a shard: the shard is redelivered after the ack
+// wait, and the run directory equals a local run's — nothing lost, nothing
+// twice.
+func TestWorkerKilledMidShard(t *testing.T) {
+	bin := evalflowBinary(t)
+	dir := t.TempDir()
+	const n = 24
+	args := slowReplay(t, dir, n)
+	ref := runBin(t, bin, dir, append(args, "-out", "ref")...)
+	if ref.code != 0 {
+		t.Fatalf("reference run: exit %d\n%s%s", ref.code, ref.stdout, ref.stderr)
+	}
+	cmd := exec.Command(bin, append(args, "-out", "dist", "-workers", "3", "-worker-slots", "1", "-shard-size", "3", "-ack-wait", "3s")...)
+	cmd.Dir = dir
+	cmd.Env = withoutEvalflowVars(os.Environ())
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	// Once items are coming in, a worker is in the middle of a shard.
+	waitFor(t, 120*time.Second, "first part flushed", func() bool {
+		m, _ := filepath.Glob(filepath.Join(dir, "dist", "parts", "items-*.parquet"))
+		return len(m) > 0
+	})
+	kids := childPIDs(cmd.Process.Pid)
+	if len(kids) != 3 {
+		cmd.Process.Kill()
+		t.Fatalf("want 3 worker processes, found %v", kids)
+	}
+	syscall.Kill(kids[0], syscall.SIGKILL)
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("run with a killed worker: %v\n%s", err, stderr.String())
+		}
+	case <-time.After(5 * time.Minute):
+		cmd.Process.Kill()
+		t.Fatalf("run did not finish\n%s", stderr.String())
+	}
+	sameRunFiles(t, filepath.Join(dir, "ref"), filepath.Join(dir, "dist"))
+}
+
+// TestCoordinatorKilledThenResumed kills the run process (and with it its
+// workers and embedded server) with SIGKILL mid-run; the same command
+// resumes from the parts and the server's stored results.
+func TestCoordinatorKilledThenResumed(t *testing.T) {
+	bin := evalflowBinary(t)
+	dir := t.TempDir()
+	const n = 24
+	args := append(slowReplay(t, dir, n), "-workers", "2", "-worker-slots", "1", "-shard-size", "2")
+	ref := runBin(t, bin, dir, append(slowReplay(t, dir, n), "-out", "ref")...)
+	if ref.code != 0 {
+		t.Fatalf("reference run: exit %d\n%s%s", ref.code, ref.stdout, ref.stderr)
+	}
+	cmd := exec.Command(bin, append(args, "-out", "crash")...)
+	cmd.Dir = dir
+	cmd.Env = withoutEvalflowVars(os.Environ())
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 120*time.Second, "first part flushed", func() bool {
+		m, _ := filepath.Glob(filepath.Join(dir, "crash", "parts", "items-*.parquet"))
+		return len(m) > 0
+	})
+	kids := childPIDs(cmd.Process.Pid)
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	// The workers die with it (their parent-death signal).
+	waitFor(t, 30*time.Second, "workers gone", func() bool {
+		for _, k := range kids {
+			if syscall.Kill(k, 0) == nil {
+				if b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", k)); !strings.Contains(string(b), ") Z ") {
+					return false
+				}
+			}
+		}
+		return true
+	})
+	res := runBin(t, bin, dir, append(args, "-out", "crash")...)
+	if res.code != 0 {
+		t.Fatalf("resume: exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	if !strings.Contains(res.stderr, "resuming crash:") {
+		t.Errorf("resume did not say so:\n%s", res.stderr)
+	}
+	sameRunFiles(t, filepath.Join(dir, "ref"), filepath.Join(dir, "crash"))
+}
+
+// natsServer starts the nats-server binary on PATH (Debian 12's is 2.9)
+// with JetStream on a free loopback port, storing in dir; stop kills it.
+func natsServer(t *testing.T, dir string, port int) (url string, stop func()) {
+	t.Helper()
+	bin, err := exec.LookPath("nats-server")
+	if err != nil {
+		t.Skip("nats-server is not installed (apt-get install nats-server; scripts/install-test-deps.sh installs it)")
+	}
+	cmd := exec.Command(bin, "-js", "-a", "127.0.0.1", "-p", strconv.Itoa(port), "-sd", dir)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	url = fmt.Sprintf("nats://127.0.0.1:%d", port)
+	waitFor(t, 30*time.Second, "nats-server listening", func() bool {
+		c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), time.Second)
+		if err == nil {
+			c.Close()
+		}
+		return err == nil
+	})
+	return url, func() { cmd.Process.Kill(); cmd.Wait() }
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// TestClusterWithExternalServer runs the ablation sweep with -cluster on
+// the nats-server binary (Debian 12's 2.9 in CI) and two `evalflow worker`
+// processes started before the run, with a bundle cache of their own
+// (the pipeline's files reach them only through the object store), then a
+// second run on the same workers; both equal local runs.
+func TestClusterWithExternalServer(t *testing.T) {
+	bin := evalflowBinary(t)
+	dir := t.TempDir()
+	url, stop := natsServer(t, filepath.Join(dir, "js"), freePort(t))
+	defer stop()
+	var workers []*exec.Cmd
+	for i := range 2 {
+		w := exec.Command(bin, "worker", url, "-concurrency", "2", "-bundles", filepath.Join(dir, fmt.Sprintf("bundles%d", i)))
+		w.Dir = t.TempDir() // not the pipeline's directory: everything comes from the bundle
+		w.Env = withoutEvalflowVars(os.Environ())
+		var out strings.Builder
+		w.Stdout, w.Stderr = &out, &out
+		if err := w.Start(); err != nil {
+			t.Fatal(err)
+		}
+		workers = append(workers, w)
+		defer func() {
+			w.Process.Signal(syscall.SIGTERM)
+			w.Wait()
+			if t.Failed() {
+				t.Logf("worker %d:\n%s", i, out.String())
+			}
+		}()
+	}
+	repo, _ := filepath.Abs(filepath.Join("..", ".."))
+	for _, p := range []string{"examples/ablation", "examples/quickstart"} {
+		args := []string{"run", filepath.Join(repo, p), "-quiet", "-no-cache"}
+		name := filepath.Base(p)
+		local := runBin(t, bin, dir, append(args, "-out", name+"-local")...)
+		if local.code != 0 {
+			t.Fatalf("local run: exit %d\n%s%s", local.code, local.stdout, local.stderr)
+		}
+		dist := runBin(t, bin, dir, append(args, "-out", name+"-dist", "-cluster", url)...)
+		if dist.code != 0 {
+			t.Fatalf("-cluster: exit %d\n%s%s", dist.code, dist.stdout, dist.stderr)
+		}
+		sameRunFiles(t, filepath.Join(dir, name+"-local"), filepath.Join(dir, name+"-dist"))
+		if m := readWorkers(t, filepath.Join(dir, name+"-dist")); len(m.Workers) == 0 {
+			t.Errorf("%s: no workers in the manifest", name)
+		}
+	}
+}
+
+// TestClusterServerRestart restarts the NATS server (same port, same
+// store) in the middle of a -cluster run with two workers: the run stalls
+// and goes on, and equals a local run.
+func TestClusterServerRestart(t *testing.T) {
+	bin := evalflowBinary(t)
+	dir := t.TempDir()
+	port := freePort(t)
+	store := filepath.Join(dir, "js")
+	url, stop := natsServer(t, store, port)
+	defer func() { stop() }()
+	for i := range 2 {
+		w := exec.Command(bin, "worker", url, "-concurrency", "1", "-bundles", filepath.Join(dir, "bundles"))
+		w.Dir = t.TempDir()
+		w.Env = withoutEvalflowVars(os.Environ())
+		var out strings.Builder
+		w.Stdout, w.Stderr = &out, &out
+		if err := w.Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer func() {
+			w.Process.Signal(syscall.SIGTERM)
+			w.Wait()
+			if t.Failed() {
+				t.Logf("worker %d:\n%s", i, out.String())
+			}
+		}()
+	}
+	const n = 24
+	args := slowReplay(t, dir, n)
+	ref := runBin(t, bin, dir, append(args, "-out", "ref")...)
+	if ref.code != 0 {
+		t.Fatalf("reference run: exit %d\n%s%s", ref.code, ref.stdout, ref.stderr)
+	}
+	cmd := exec.Command(bin, append(args, "-out", "dist", "-cluster", url, "-shard-size", "2", "-ack-wait", "5s")...)
+	cmd.Dir = dir
+	cmd.Env = withoutEvalflowVars(os.Environ())
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	waitFor(t, 120*time.Second, "first part flushed", func() bool {
+		m, _ := filepath.Glob(filepath.Join(dir, "dist", "parts", "items-*.parquet"))
+		return len(m) > 0
+	})
+	stop()
+	_, stop = natsServer(t, store, port)
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("run across a server restart: %v\n%s", err, stderr.String())
+		}
+	case <-time.After(5 * time.Minute):
+		cmd.Process.Kill()
+		t.Fatalf("run did not finish\n%s", stderr.String())
+	}
+	sameRunFiles(t, filepath.Join(dir, "ref"), filepath.Join(dir, "dist"))
+}
