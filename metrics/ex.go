@@ -99,11 +99,13 @@ var ProfileEvalflow = Profile{Name: "evalflow", Semantics: Bag, Order: RowOrderA
 //     them); a statement that is not read-only is never run and scores 0;
 //   - a failing prediction scores 0; a failing gold is an error for the item
 //     (test-suite aborts the whole run);
-//   - the pair must agree on every test database of the item (Input.Suite:
+//   - ex is the verdict on the item's own database; the suite verdict
+//     (SuiteScorer: the ex_suite column, test-suite's own verdict) needs
+//     the pair to agree on every test database of the item (Input.Suite:
 //     every *.sqlite* file of its directory, as test-suite's os.listdir
 //     rule): the item's own first, then the others by name, stopping at the
-//     first that separates them (named in the score's note); the gold runs
-//     on every one first, and one it fails on makes the item an error
+//     first that separates them (item.Separation); the gold runs on every
+//     one first, and one it fails on makes the item an error
 //     (exSuiteGolds, exSuiteMatch).
 var ProfileTestSuite = Profile{Name: "testsuite", Semantics: Bag, Order: RowOrderSubstring, Permute: true,
 	TestSuiteRewrite: true, StripDistinct: true, PythonQuickReject: true}
@@ -248,13 +250,50 @@ func exPred(ctx context.Context, p Profile, in Input, a *item.Attempt) (*table.T
 	return in.Exec(ctx, exec)
 }
 
+// exTSText is the text test-suite runs for one attempt, prepared once
+// (exTestSuiteText) and shared by the item's own database and its other
+// test databases.
+type exTSText struct {
+	text string
+	// err makes test-suite score the attempt 0 before anything runs (no
+	// query, several statements).
+	err error
+	// empty: the text holds no statement, an empty result everywhere.
+	empty bool
+	// roDone and notRO cache sqltext.ReadOnly's verdict: why the text is
+	// not one read-only query ("" when it is).
+	roDone bool
+	notRO  string
+}
+
+// exTestSuitePrep prepares attempt a's text under p.
+func exTestSuitePrep(p Profile, a *item.Attempt) *exTSText {
+	t := &exTSText{}
+	if t.text, t.err = exTestSuiteText(p, a); t.err == nil {
+		t.empty = sqltext.Empty(t.text)
+	}
+	return t
+}
+
+// notReadOnly says why the text is never executed ("" when it may run):
+// evalflow runs only one read-only query.
+func (t *exTSText) notReadOnly() string {
+	if !t.roDone {
+		t.roDone = true
+		if ok, reason := sqltext.ReadOnly(t.text); !ok {
+			t.notRO = fmt.Sprintf("not run: %s (evalflow executes only read-only queries)", reason)
+		}
+	}
+	return t.notRO
+}
+
 // exTestSuitePred returns the result test-suite's eval_exec_match would
-// compare for attempt a, or the error that makes test-suite score it 0.
-// test-suite never runs the raw prediction: it runs the rewritten text
-// (PreparePred), whatever happened to the raw one here. So under a
-// test-suite profile the attempt's own status (a syntax error, a safety
-// refusal, a schema-check failure, all kept on the attempt) does not
-// decide the verdict:
+// compare for attempt a, whose text t prepared, or the error that makes
+// test-suite score it 0. test-suite never runs the raw prediction: it runs
+// the rewritten text (PreparePred), whatever happened to the raw one here.
+// So under a test-suite profile the attempt's own status (a syntax error,
+// a safety refusal, a schema-check failure, all kept on the attempt) does
+// not decide the verdict:
 //
 //   - no query (generation failed, empty text, a panic): 0;
 //   - the text has a statement after its first one: 0, as Python's sqlite3
@@ -268,27 +307,25 @@ func exPred(ctx context.Context, p Profile, in Input, a *item.Attempt) (*table.T
 //     executed: 0 (test-suite would run a write on the database file);
 //   - otherwise the text runs through in.Exec (the score stage's engine,
 //     read-only).
-func exTestSuitePred(ctx context.Context, p Profile, in Input, a *item.Attempt) (*table.Table, error) {
-	text, err := exTestSuiteText(p, a)
-	if err != nil {
-		return nil, err
-	}
-	if sqltext.Empty(text) {
+func exTestSuitePred(ctx context.Context, in Input, a *item.Attempt, t *exTSText) (*table.Table, error) {
+	switch {
+	case t.err != nil:
+		return nil, t.err
+	case t.empty:
 		return &table.Table{}, nil
-	}
-	if text == a.Query && a.Executed {
+	case t.text == a.Query && a.Executed:
 		if a.Failed() {
 			return nil, fmt.Errorf("%s: %s", a.ErrorClass, a.ErrorMessage)
 		}
 		return a.Result, nil
 	}
-	if ok, reason := sqltext.ReadOnly(text); !ok {
-		return nil, fmt.Errorf("not run: %s (evalflow executes only read-only queries)", reason)
+	if r := t.notReadOnly(); r != "" {
+		return nil, errors.New(r)
 	}
 	if in.Exec == nil {
 		return nil, errNeedsExec
 	}
-	return in.Exec(ctx, text)
+	return in.Exec(ctx, t.text)
 }
 
 // exTestSuiteText returns the text test-suite runs for attempt a, or the
@@ -315,28 +352,31 @@ type exSuiteDB struct {
 	gold *table.Table
 }
 
-// exSuiteGolds runs the prepared gold text on every other test database of
-// the item (Input.Suite; nil when the profile is not a test-suite one or
-// the engine has no folder notion). A suite that cannot be listed and a
-// gold that fails on any test database are harness failures: reported
-// through in.Harness and returned, so the item is an error, never a score.
-// test-suite asserts on a failing gold only when it reaches that database
-// (it stops at the first mismatch, in os.listdir order); running the gold
-// on every test database first makes a broken suite an error whatever the
-// directory order.
-func exSuiteGolds(ctx context.Context, p Profile, in Input) ([]exSuiteDB, error) {
+// exListSuite lists the item's test suite for its suite verdict: nil when
+// the profile gives none or the engine has no folder notion (Input.Suite
+// unset). A suite that cannot be listed is a harness failure, reported
+// through in.Harness and returned, so the item is an error.
+func exListSuite(ctx context.Context, p Profile, in Input) (*TestSuite, error) {
 	if !p.TestSuiteRewrite || in.Suite == nil {
 		return nil, nil
 	}
-	dbs, err := in.Suite(ctx)
+	ts, err := in.Suite(ctx)
 	if err != nil {
 		err = fmt.Errorf("listing the test databases: %w", err)
 		in.harness(err)
 		return nil, err
 	}
-	if len(dbs) == 0 {
-		return nil, nil
-	}
+	return &ts, nil
+}
+
+// exSuiteGolds runs the prepared gold text on every other test database of
+// the item. A gold that fails on any of them is a harness failure:
+// reported through in.Harness and returned, so the item is an error, never
+// a score. test-suite asserts on a failing gold only when it reaches that
+// database (it stops at the first mismatch, in os.listdir order); running
+// the gold on every test database first makes a broken suite an error
+// whatever the directory order.
+func exSuiteGolds(ctx context.Context, p Profile, in Input, dbs []TestDB) ([]exSuiteDB, error) {
 	text, _ := p.PrepareGold(in.Record.Item.Gold)
 	out := make([]exSuiteDB, 0, len(dbs))
 	for _, db := range dbs {
@@ -354,40 +394,44 @@ func exSuiteGolds(ctx context.Context, p Profile, in Input) ([]exSuiteDB, error)
 	return out, nil
 }
 
-// exSuiteMatch runs attempt a, which matched the gold on the item's own
-// database, on the other test databases in order, as test-suite's loop
-// does: the first database where the prediction fails or its result
-// differs from the gold's ends it with false, and note names that
-// database. The prediction text passed exTestSuiteText already; a text
-// that is not one read-only query is never run (0), as on the item's own
-// database.
-func exSuiteMatch(ctx context.Context, p Profile, a *item.Attempt, suite []exSuiteDB, opts CompareOptions) (match bool, note string) {
-	text, err := exTestSuiteText(p, a)
-	if err != nil {
-		return false, err.Error()
+// exSuiteMatch runs the text t of an attempt that matched the gold on the
+// item's own database on the other test databases in order, as
+// test-suite's loop does: the first database where the prediction fails or
+// its result differs from the gold's ends it with false, sep naming that
+// database with both results there and note saying why. t was prepared and
+// checked for the item's own database already; a text that is not one
+// read-only query is never run (0, separated by the first other database),
+// as on the item's own database.
+func exSuiteMatch(ctx context.Context, t *exTSText, suite []exSuiteDB, opts CompareOptions) (match bool, sep *item.Separation, note string) {
+	if len(suite) == 0 {
+		return true, nil, ""
 	}
-	empty := sqltext.Empty(text)
-	if !empty {
-		if ok, reason := sqltext.ReadOnly(text); !ok {
-			return false, fmt.Sprintf("not run: %s (evalflow executes only read-only queries)", reason)
+	if t.err != nil {
+		return false, &item.Separation{DB: suite[0].Name, Gold: suite[0].gold}, t.err.Error()
+	}
+	if !t.empty {
+		if r := t.notReadOnly(); r != "" {
+			return false, &item.Separation{DB: suite[0].Name, Gold: suite[0].gold}, r
 		}
 	}
 	for _, db := range suite {
 		if ctx.Err() != nil {
-			return false, ""
+			return false, nil, ""
 		}
 		pred := &table.Table{}
-		if !empty {
+		if !t.empty {
 			var err error
-			if pred, err = db.Exec(ctx, text); err != nil {
-				return false, fmt.Sprintf("the prediction fails on test database %s: %v", db.Name, err)
+			if pred, err = db.Exec(ctx, t.text); err != nil {
+				return false, &item.Separation{DB: db.Name, Gold: db.gold},
+					fmt.Sprintf("the prediction fails on test database %s: %v", db.Name, err)
 			}
 		}
 		if v := CompareTables(db.gold, pred, opts); !v.Match {
-			return false, fmt.Sprintf("test database %s separates the prediction from the gold: %s", db.Name, v.Reason)
+			return false, &item.Separation{DB: db.Name, Gold: db.gold, Pred: pred},
+				fmt.Sprintf("test database %s separates the prediction from the gold: %s", db.Name, v.Reason)
 		}
 	}
-	return true, ""
+	return true, nil, ""
 }
 
 // errSeveralStatements is Python sqlite3's refusal of a text with more
@@ -499,58 +543,90 @@ var exInfo = Info{
 }
 
 // Score sets Attempt.Match on every attempt that executed or failed, and
-// scores the final attempt of sample 0.
+// scores the final attempt of sample 0: the verdict on the item's own
+// database.
 func (m *exMetric) Score(ctx context.Context, in Input) item.Score {
+	own, _ := m.score(ctx, in, false)
+	return own
+}
+
+// SuiteVerdict reports whether ex gives a suite verdict: under the
+// test-suite profiles.
+func (m *exMetric) SuiteVerdict() bool { return m.p.TestSuiteRewrite }
+
+// ScoreSuite is Score, and the verdict of test-suite's eval_exec_match over
+// the item's whole test suite (Input.Suite): the item's own database first
+// (Score's verdict), then the others by name, the first that separates the
+// final attempt of sample 0 from the gold ending it with 0. It is nil
+// when the item has no other test database.
+func (m *exMetric) ScoreSuite(ctx context.Context, in Input) (item.Score, *item.Score) {
+	return m.score(ctx, in, true)
+}
+
+// exSuiteName is the name ex's suite verdict is scored under (the score
+// stage names its column after the metric's).
+var exSuiteName = exInfo.Name + SuiteSuffix
+
+func (m *exMetric) score(ctx context.Context, in Input, withSuite bool) (item.Score, *item.Score) {
 	rec := in.Record
+	var ts *TestSuite
+	var tsErr error
+	if withSuite {
+		ts, tsErr = exListSuite(ctx, m.p, in)
+	}
+	// failed scores the item when its own verdict could not be computed:
+	// the suite verdict, when the item has a suite, fails alike.
+	failed := func(err error) (item.Score, *item.Score) {
+		own := Failed(exInfo.Name, err)
+		switch {
+		case tsErr != nil:
+			s := Failed(exSuiteName, tsErr)
+			return own, &s
+		case ts != nil && len(ts.Others) > 0:
+			s := Failed(exSuiteName, err)
+			return own, &s
+		}
+		return own, nil
+	}
 	gold, orderText, gerr := exGold(ctx, m.p, in)
-	if gerr != nil && !errors.Is(gerr, errNeedsExec) {
-		// The gold failed: no attempt can match.
-		for _, s := range rec.Samples {
-			for _, a := range s.Attempts {
-				if a.Executed || a.Failed() {
-					exSetMatch(a, false)
+	if gerr != nil {
+		if !errors.Is(gerr, errNeedsExec) {
+			// The gold failed: no attempt can match.
+			for _, s := range rec.Samples {
+				for _, a := range s.Attempts {
+					if a.Executed || a.Failed() {
+						exSetMatch(a, false)
+					}
 				}
 			}
 		}
-		return Failed(exInfo.Name, gerr)
-	}
-	if gerr != nil {
-		return Failed(exInfo.Name, gerr)
-	}
-	// Under the test-suite profiles the pair must also agree on every
-	// other test database of the item's folder (Input.Suite).
-	suite, serr := exSuiteGolds(ctx, m.p, in)
-	if serr != nil {
-		return Failed(exInfo.Name, serr)
+		return failed(gerr)
 	}
 	opts := m.p.CompareOptions(orderText, m.tol)
 	opts.MaxPermutations = m.maxPerm
-	notes := map[*item.Attempt]string{}
+	final := rec.Final()
+	var finalText *exTSText // the final attempt's text under test-suite's path
 	for _, s := range rec.Samples {
 		for _, a := range s.Attempts {
 			if err := ctx.Err(); err != nil {
-				return Failed(exInfo.Name, err)
+				return failed(err)
 			}
 			switch {
 			case m.p.TestSuiteRewrite && (a.Failed() || a.Executed):
 				// test-suite's path: its own text, whatever the attempt's
 				// status (exTestSuitePred).
-				pred, err := exTestSuitePred(ctx, m.p, in, a)
+				t := exTestSuitePrep(m.p, a)
+				if a == final {
+					finalText = t
+				}
+				pred, err := exTestSuitePred(ctx, in, a, t)
 				switch {
 				case errors.Is(err, errNeedsExec):
-					return Failed(exInfo.Name, err)
+					return failed(err)
 				case err != nil:
 					exSetMatch(a, false)
 				default:
-					match := CompareTables(gold, pred, opts).Match
-					if match && len(suite) > 0 {
-						var note string
-						if match, note = exSuiteMatch(ctx, m.p, a, suite, opts); ctx.Err() != nil {
-							return Failed(exInfo.Name, ctx.Err())
-						}
-						notes[a] = note
-					}
-					exSetMatch(a, match)
+					exSetMatch(a, CompareTables(gold, pred, opts).Match)
 				}
 			case a.Failed():
 				exSetMatch(a, false)
@@ -558,7 +634,7 @@ func (m *exMetric) Score(ctx context.Context, in Input) item.Score {
 				pred, err := exPred(ctx, m.p, in, a)
 				switch {
 				case errors.Is(err, errNeedsExec):
-					return Failed(exInfo.Name, err)
+					return failed(err)
 				case err != nil:
 					exSetMatch(a, false)
 				default:
@@ -567,16 +643,48 @@ func (m *exMetric) Score(ctx context.Context, in Input) item.Score {
 			}
 		}
 	}
-	final := rec.Final()
 	if final == nil {
-		return Failed(exInfo.Name, errNoAttempt)
+		return failed(errNoAttempt)
 	}
 	if final.Match == nil {
-		return Failed(exInfo.Name, errors.New("the final attempt of sample 0 was not executed"))
+		return failed(errors.New("the final attempt of sample 0 was not executed"))
 	}
-	sc := exBoolScore(exInfo.Name, *final.Match)
-	sc.Note = notes[final]
-	return sc
+	own := exBoolScore(exInfo.Name, *final.Match)
+	switch {
+	case tsErr != nil:
+		s := Failed(exSuiteName, tsErr)
+		return own, &s
+	case ts == nil || len(ts.Others) == 0:
+		return own, nil
+	}
+	// The gold runs on every other test database, whatever the prediction
+	// did: a broken suite makes the item an error.
+	golds, err := exSuiteGolds(ctx, m.p, in, ts.Others)
+	if err != nil {
+		s := Failed(exSuiteName, err)
+		return own, &s
+	}
+	if finalText == nil {
+		// Cannot happen: a final attempt with a verdict under a test-suite
+		// profile went through its path.
+		s := Failed(exSuiteName, errors.New("the final attempt of sample 0 has no test-suite text"))
+		return own, &s
+	}
+	if !*final.Match {
+		// The item's own database separates them: test-suite's loop ends
+		// there.
+		s := exBoolScore(exSuiteName, false)
+		s.Separation = &item.Separation{DB: ts.Own, Own: true}
+		return own, &s
+	}
+	match, sep, note := exSuiteMatch(ctx, finalText, golds, opts)
+	if err := ctx.Err(); err != nil {
+		s := Failed(exSuiteName, err)
+		return own, &s
+	}
+	s := exBoolScore(exSuiteName, match)
+	s.Separation, s.Note = sep, note
+	return own, &s
 }
 
 func exSetMatch(a *item.Attempt, v bool) { a.Match = &v }

@@ -208,6 +208,10 @@ func TestTestSuiteExecutionPath(t *testing.T) {
 				if s.Official != (prof.compare != "evalflow") {
 					t.Errorf("%s: ex Official = %v under %s", c.id, s.Official, prof.compare)
 				}
+				// toy.sqlite is alone in its folder: no suite, no suite verdict.
+				if s, ok := r.Score("ex_suite"); ok {
+					t.Errorf("%s: ex_suite %+v for an item without a test suite", c.id, s)
+				}
 				if a.Match == nil || (*a.Match) != (prof.want(c) == 1) {
 					t.Errorf("%s: attempt Match %v, want %v", c.id, a.Match, prof.want(c) == 1)
 				}

@@ -44,21 +44,30 @@ type Exec func(ctx context.Context, query string) (*table.Table, error)
 type Input struct {
 	Record *item.Record
 	Exec   Exec
-	// Suite, when set, lists the item's other test databases: the files
-	// beside the item's database that test-suite's rule takes as test
-	// databases (every file of its directory whose name contains
-	// ".sqlite"; ".duckdb" on DuckDB), sorted by name, the item's own
-	// database left out. Each comes with an Exec bound to it through the
-	// same engine, read-only, with the same timeout and row cap. Suite is
-	// nil when there is no engine or the engine has no folder notion
-	// (server engines); a folder holding one database gives an empty list.
-	// Only the test-suite profiles of ex read it.
-	Suite func(ctx context.Context) ([]TestDB, error)
+	// Suite, when set, lists the item's test suite: its own database's
+	// file name and the other files beside it that test-suite's rule takes
+	// as test databases (every file of its directory whose name contains
+	// ".sqlite"; ".duckdb" on DuckDB), sorted by name. Each comes with an
+	// Exec bound to it through the same engine, read-only, with the same
+	// timeout and row cap. Suite is nil when there is no engine or the
+	// engine has no folder notion (server engines); a folder holding one
+	// database gives no others. Only the suite verdict of ex
+	// (SuiteScorer) reads it.
+	Suite func(ctx context.Context) (TestSuite, error)
 	// Harness, when set, receives failures of the harness a metric finds
 	// (a test database the gold query fails on, a suite that cannot be
 	// listed): the score stage makes the item an error. Metrics still
 	// return Failed for their own score.
 	Harness func(err error)
+}
+
+// TestSuite is an item's test databases (Input.Suite).
+type TestSuite struct {
+	// Own is the base name of the item's own database file.
+	Own string
+	// Others are the other test databases, sorted by name; empty when the
+	// item's folder holds its database alone.
+	Others []TestDB
 }
 
 // TestDB is one test database of an item's suite (Input.Suite).
@@ -82,6 +91,27 @@ func (in Input) harness(err error) {
 type ItemMetric interface {
 	Info() Info
 	Score(ctx context.Context, in Input) item.Score
+}
+
+// SuiteSuffix ends the column of a metric's test-suite verdict: ex_suite
+// beside ex (SuiteScorer).
+const SuiteSuffix = "_suite"
+
+// SuiteScorer is implemented by item metrics that give, beside their
+// verdict on the item's own database (Score), a verdict over the item's
+// whole test suite (Input.Suite): ex under the test-suite profiles, whose
+// suite verdict is test-suite-sql-eval's eval_exec_match. The score stage
+// writes it in the column named after the metric's and SuiteSuffix.
+type SuiteScorer interface {
+	ItemMetric
+	// SuiteVerdict reports whether the metric, with its options, gives a
+	// suite verdict.
+	SuiteVerdict() bool
+	// ScoreSuite returns what Score returns and the suite verdict, whose
+	// Separation names the first database that separated the pair. suite
+	// is nil when the item has no test database besides its own: nothing
+	// was computed, and no number is written for it.
+	ScoreSuite(ctx context.Context, in Input) (own item.Score, suite *item.Score)
 }
 
 // DatasetMetric computes values over all records of a run (or of one

@@ -23,6 +23,7 @@ import (
 	"strings"
 
 	"github.com/evalflow/evalflow/compare"
+	"github.com/evalflow/evalflow/metrics"
 	"github.com/evalflow/evalflow/nodes/aggregate"
 	"github.com/evalflow/evalflow/rundir"
 	"github.com/evalflow/evalflow/runsql"
@@ -81,6 +82,9 @@ type Run struct {
 	ItemsTotal int
 	ItemsShown int
 	WrongTotal int // items wrong or errored
+	// SuiteVerdicts are the run's test-suite verdict columns (ex_suite);
+	// the items they separate follow the wrong ones.
+	SuiteVerdicts []string
 }
 
 // KV is a labelled value of the header.
@@ -161,6 +165,42 @@ type Item struct {
 	GoldPreview, PredPreview *ResultView
 	Values                   []MetricValue
 	Wrong                    bool
+	// Suite is where the item's test suite separated the prediction from
+	// the gold (a test-suite verdict below 1: ex_suite); nil when none did
+	// or the run has no suite verdict. Separated is set when the suite did
+	// and the primary metric did not: ex 1, ex_suite 0.
+	Suite     *SuiteView
+	Separated bool
+}
+
+// SuiteView is the test database that separated an item's prediction from
+// its gold under a test-suite verdict (items.parquet <verdict>_db,
+// suite_gold_preview, suite_pred_preview).
+type SuiteView struct {
+	// Metric is the verdict's column (ex_suite), DB the database's file
+	// name.
+	Metric, DB string
+	// Own is set when the item's own database separated them: its results
+	// are the item's, shown above.
+	Own bool
+	// Gold and Pred are both results on DB (Pred nil when the prediction
+	// failed there); Note is the verdict's note (metric_notes), which says
+	// why.
+	Gold, Pred *ResultView
+	Note       string
+}
+
+// suiteVerdicts returns the run's test-suite verdict columns (rundir.
+// SuiteColumns) that have a <verdict>_db column, each with its
+// one-database column.
+func suiteVerdicts(metricCols, cols []string) (verdicts, bases []string) {
+	for _, v := range rundir.SuiteColumns(metricCols) {
+		if slices.Contains(cols, v+rundir.SuiteDBSuffix) {
+			verdicts = append(verdicts, v)
+			bases = append(bases, strings.TrimSuffix(v, metrics.SuiteSuffix))
+		}
+	}
+	return verdicts, bases
 }
 
 // ResultView is a result preview as the item table shows it.
@@ -168,15 +208,25 @@ type ResultView struct {
 	Columns []string
 	Rows    [][]Cell
 	// ColumnsTotal is the result's column count; ColumnsCut is set when
-	// it holds more than Columns.
+	// it holds more than Columns. RowsTotal is its row count.
 	ColumnsTotal int64
 	ColumnsCut   bool
+	RowsTotal    int64
 	// Truncated: the preview holds less than the result (rows, columns or
 	// a text cut); Capped: the engine's max_rows cut the result itself.
 	Truncated, Capped bool
 	// Err says why the stored preview could not be read (then the rest
 	// is empty).
 	Err string
+}
+
+// Total is the result's row count as the preview recorded it (its
+// rows_total); invalid for no preview.
+func (v *ResultView) Total() sql.NullInt64 {
+	if v == nil || v.Err != "" {
+		return sql.NullInt64{}
+	}
+	return sql.NullInt64{Int64: v.RowsTotal, Valid: true}
 }
 
 // RowsCut reports whether rows of the result are left out of the view.
@@ -201,7 +251,7 @@ func resultView(s string) *ResultView {
 		return &ResultView{Err: err.Error()}
 	}
 	v := &ResultView{Columns: p.Columns, ColumnsTotal: p.ColumnsTotal, ColumnsCut: int64(len(p.Columns)) < p.ColumnsTotal,
-		Truncated: p.Truncated, Capped: p.Capped}
+		RowsTotal: p.RowsTotal, Truncated: p.Truncated, Capped: p.Capped}
 	for _, row := range p.Rows {
 		cells := make([]Cell, len(row))
 		for i, x := range row {
@@ -683,6 +733,18 @@ func (q *querier) items(r *Run, max int) error {
 	if err := q.db.QueryRowContext(q.ctx, fmt.Sprintf("SELECT count(*), count(*) FILTER (WHERE %s) FROM items", bad)).Scan(&r.ItemsTotal, &r.WrongTotal); err != nil {
 		return fmt.Errorf("counting items: %w", err)
 	}
+	// Items a test suite separated (ex_suite < 1) come after the wrong
+	// ones, before the right ones.
+	verdicts, bases := suiteVerdicts(r.Metrics, q.cols)
+	r.SuiteVerdicts = verdicts
+	separated := "false"
+	if len(verdicts) > 0 {
+		var or []string
+		for _, v := range verdicts {
+			or = append(or, fmt.Sprintf("coalesce(%s < 1, false)", runsql.Ident(v)))
+		}
+		separated = "(" + strings.Join(or, " OR ") + ")"
+	}
 	if max < 0 {
 		return nil
 	}
@@ -704,7 +766,14 @@ func (q *querier) items(r *Run, max int) error {
 	for _, m := range r.Metrics {
 		sel = append(sel, runsql.Ident(m))
 	}
-	order := fmt.Sprintf("CASE WHEN status <> 'ok' OR coalesce(error_class, '') <> '' THEN 0 WHEN %s THEN 1 ELSE 2 END, seq", wrong)
+	sel = append(sel, separated)
+	if len(verdicts) > 0 {
+		sel = append(sel, str(rundir.SuiteGoldPreview), str(rundir.SuitePredPreview), str("metric_notes"))
+		for _, v := range verdicts {
+			sel = append(sel, str(v+rundir.SuiteDBSuffix))
+		}
+	}
+	order := fmt.Sprintf("CASE WHEN status <> 'ok' OR coalesce(error_class, '') <> '' THEN 0 WHEN %s THEN 1 WHEN %s THEN 2 ELSE 3 END, seq", wrong, separated)
 	rows, err := q.db.QueryContext(q.ctx, fmt.Sprintf("SELECT %s FROM items ORDER BY %s LIMIT %d", strings.Join(sel, ", "), order, max))
 	if err != nil {
 		return fmt.Errorf("reading items: %w", err)
@@ -720,14 +789,59 @@ func (q *querier) items(r *Run, max int) error {
 			it.Values[i].Metric = m
 			dst = append(dst, &it.Values[i].Value)
 		}
+		var separated bool
+		var suiteGold, suitePred, notes string
+		suiteDBs := make([]string, len(verdicts))
+		dst = append(dst, &separated)
+		if len(verdicts) > 0 {
+			dst = append(dst, &suiteGold, &suitePred, &notes)
+			for i := range verdicts {
+				dst = append(dst, &suiteDBs[i])
+			}
+		}
 		if err := rows.Scan(dst...); err != nil {
 			return err
 		}
 		it.GoldPreview, it.PredPreview = resultView(goldPreview), resultView(predPreview)
+		it.Separated = separated && !it.Wrong
+		it.Suite = suiteView(it, verdicts, bases, suiteDBs, suiteGold, suitePred, notes)
 		r.Items = append(r.Items, it)
 	}
 	r.ItemsShown = len(r.Items)
 	return rows.Err()
+}
+
+// suiteView is the item's first test-suite verdict whose pair a database
+// separated: the previews belong to the first one separated by a database
+// other than the item's own (rundir's rule), and that database is shown
+// when there is one.
+func suiteView(it Item, verdicts, bases, dbs []string, gold, pred, notes string) *SuiteView {
+	var note map[string]string
+	if notes != "" {
+		json.Unmarshal([]byte(notes), &note) // a note that cannot be read is left out
+	}
+	var first *SuiteView
+	for i, v := range verdicts {
+		if dbs[i] == "" {
+			continue
+		}
+		sv := &SuiteView{Metric: v, DB: dbs[i], Note: note[v]}
+		// The item's own database separates the pair exactly when the
+		// one-database verdict is 0: the loop starts there.
+		for _, mv := range it.Values {
+			if mv.Metric == bases[i] && mv.Value.Valid && mv.Value.Float64 < 1 {
+				sv.Own = true
+			}
+		}
+		if !sv.Own {
+			sv.Gold, sv.Pred = resultView(gold), resultView(pred)
+			return sv
+		}
+		if first == nil {
+			first = sv
+		}
+	}
+	return first
 }
 
 // diffs pairs each sweep run's cells with its first cell, and each later

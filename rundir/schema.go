@@ -2,16 +2,22 @@ package rundir
 
 import (
 	"encoding/json"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/evalflow/evalflow/item"
+	"github.com/evalflow/evalflow/metrics"
 	"github.com/evalflow/evalflow/sinks"
 	"github.com/evalflow/evalflow/table"
 )
 
 // ItemSchema is items.parquet's schema: fixed leading columns, the
 // dataset's pass-through columns, the fixed outcome columns, then one float
-// column per metric and metric_errors.
+// column per metric, metric_errors and metric_notes; when a metric gives a
+// test-suite verdict (SuiteColumns), the name of the database that
+// separated each verdict's pair and the separating database's previews
+// close the row.
 func ItemSchema(pass []sinks.Column, metricCols []string) sinks.Schema {
 	s := sinks.Schema{
 		{Name: "seq", Type: table.TypeInt, Doc: "position in the run's item order, from 0"},
@@ -43,7 +49,40 @@ func ItemSchema(pass []sinks.Column, metricCols []string) sinks.Schema {
 	}
 	s = append(s, sinks.Column{Name: "metric_errors", Type: table.TypeString, Doc: "JSON object metric → error, for metrics that failed on this item"})
 	s = append(s, sinks.Column{Name: "metric_notes", Type: table.TypeString, Doc: "JSON object metric → explanation (an LLM judge's reasoning)"})
+	if suite := SuiteColumns(metricCols); len(suite) > 0 {
+		for _, c := range suite {
+			s = append(s, sinks.Column{Name: c + SuiteDBSuffix, Type: table.TypeString,
+				Doc: "file name of the first test database that separated the prediction from the gold under " + c + "; null when none did or the item has no suite"})
+		}
+		s = append(s, sinks.Schema{
+			{Name: SuiteGoldPreview, Type: table.TypeString, Doc: "JSON: the gold's result on the test database that separated the pair (not the item's own), as gold_preview"},
+			{Name: SuitePredPreview, Type: table.TypeString, Doc: "JSON: the prediction's result there, as pred_preview; null when it failed there"},
+		}...)
+	}
 	return s
+}
+
+// Columns of a run whose metrics give test-suite verdicts (ItemSchema).
+const (
+	// SuiteDBSuffix ends the column naming the database that separated a
+	// test-suite verdict's pair: ex_suite_db beside ex_suite.
+	SuiteDBSuffix    = "_db"
+	SuiteGoldPreview = "suite_gold_preview"
+	SuitePredPreview = "suite_pred_preview"
+)
+
+// SuiteColumns returns the metric columns that hold test-suite verdicts:
+// <m>_suite (metrics.SuiteSuffix) beside a metric column <m>. The score
+// stage writes such a column for a metric with a suite verdict (ex under
+// the testsuite profiles) and refuses any other column so named.
+func SuiteColumns(metricCols []string) []string {
+	var out []string
+	for _, c := range metricCols {
+		if base, ok := strings.CutSuffix(c, metrics.SuiteSuffix); ok && slices.Contains(metricCols, base) {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // AttemptSchema is attempts.parquet's schema.
@@ -177,7 +216,46 @@ func (r *Run) itemRow(rec *item.Record) []any {
 			notes[m] = s.Note
 		}
 	}
-	return append(row, jsonOrNull(errs), jsonOrNull(notes))
+	row = append(row, jsonOrNull(errs), jsonOrNull(notes))
+	if tail := r.itemSchema[min(len(r.itemSchema), len(r.cellCols)+len(row)):]; len(tail) > 0 {
+		row = r.appendSuite(row, rec, tail)
+	}
+	return row
+}
+
+// appendSuite appends the values of the test-suite columns that close the
+// schema (ItemSchema): for each verdict, the database that separated its
+// pair (when the verdict has a value written and is 0); then the previews
+// of the first verdict separated by a database other than the item's own.
+// It follows the columns the schema has, so a run resumed over parts
+// written without them stays aligned.
+func (r *Run) appendSuite(row []any, rec *item.Record, tail sinks.Schema) []any {
+	var sep *item.Separation
+	for _, c := range tail {
+		switch {
+		case c.Name == SuiteGoldPreview || c.Name == SuitePredPreview:
+			if sep == nil || sep.Own {
+				row = append(row, nil)
+			} else if c.Name == SuiteGoldPreview {
+				row = append(row, previewOf(&r.pbuf, sep.Gold))
+			} else {
+				row = append(row, previewOf(&r.pbuf, sep.Pred))
+			}
+		case strings.HasSuffix(c.Name, SuiteDBSuffix):
+			s, ok := rec.Score(strings.TrimSuffix(c.Name, SuiteDBSuffix))
+			if !ok || s.Null || s.Err != "" || s.Separation == nil || rec.Status == "error" && !s.Official {
+				row = append(row, nil)
+				continue
+			}
+			row = append(row, s.Separation.DB)
+			if sep == nil || sep.Own {
+				sep = s.Separation
+			}
+		default:
+			row = append(row, nil)
+		}
+	}
+	return row
 }
 
 func jsonOrNull(m map[string]string) any {

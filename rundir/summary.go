@@ -43,6 +43,12 @@ func WriteSummary(w io.Writer, m *Manifest, rows []aggregate.Row) {
 		}
 		fmt.Fprintln(w)
 	}
+	if lines := SuiteLines(rows); len(lines) > 0 {
+		for _, l := range lines {
+			fmt.Fprintln(w, l)
+		}
+		fmt.Fprintln(w)
+	}
 	if len(groups) > 0 {
 		by := map[string][]aggregate.Row{}
 		var keys []string
@@ -77,6 +83,37 @@ func WriteSummary(w io.Writer, m *Manifest, rows []aggregate.Row) {
 	}
 }
 
+// SuiteLines are the summary's test-suite lines, one per test-suite
+// verdict computed for some item (an overall row with SuiteOf and a value
+// or an error): the one-database mean and the suite mean side by side,
+// and how many items the suite flipped:
+//
+//	test suite: ex 0.6000 (own database, n 30) · ex_suite 0.5000 (whole suite, n 30) · the suite flipped 3 items (ex 1 → ex_suite 0)
+//
+// None for a run without test suites (or a sweep: its cell table has a
+// column of flips).
+func SuiteLines(rows []aggregate.Row) []string {
+	var out []string
+	for _, r := range rows {
+		if r.Group != "all" || r.Cell != "" || r.SuiteOf == "" || r.N+r.Errors == 0 {
+			continue
+		}
+		one := "–"
+		for _, b := range rows {
+			if b.Group == "all" && b.Cell == "" && b.Metric == r.SuiteOf {
+				one = fmt.Sprintf("%s (own database, n %d)", fmtMean(b.Mean), b.N)
+			}
+		}
+		items := "items"
+		if r.Flipped == 1 {
+			items = "item"
+		}
+		out = append(out, fmt.Sprintf("test suite: %s %s · %s %s (whole suite, n %d) · the suite flipped %d %s (%s 1 → %s 0)",
+			r.SuiteOf, one, r.Metric, fmtMean(r.Mean), r.N, r.Flipped, items, r.SuiteOf, r.Metric))
+	}
+	return out
+}
+
 // FormatCI renders a row's confidence interval as "[0.7123, 0.8456]", or
 // "–" when it has none.
 func FormatCI(r aggregate.Row) string {
@@ -92,6 +129,10 @@ func WriteCellTable(w io.Writer, rows []aggregate.Row, markdown bool) {
 	var cells, metrics []string
 	seenCell, seenMetric := map[string]bool{}, map[string]bool{}
 	val := map[[2]string]aggregate.Row{}
+	// A test-suite verdict (ex_suite) is followed by a column of the items
+	// its suite flipped in each cell ("ex_suite flipped").
+	flips := map[string]string{}   // flips column → its verdict's column
+	suiteOf := map[string]string{} // verdict's column → its one-database column
 	for _, r := range rows {
 		if r.Group != "all" || r.Cell == "" {
 			continue
@@ -104,9 +145,56 @@ func WriteCellTable(w io.Writer, rows []aggregate.Row, markdown bool) {
 			seenMetric[r.Metric] = true
 			metrics = append(metrics, r.Metric)
 		}
+		if r.SuiteOf != "" && r.N+r.Errors > 0 {
+			if f := r.Metric + " flipped"; flips[f] == "" {
+				flips[f] = r.Metric
+				seenMetric[f] = true
+				metrics = append(metrics, f)
+			}
+		}
 		val[[2]string{r.Cell, r.Metric}] = r
+		if r.SuiteOf != "" {
+			suiteOf[r.Metric] = r.SuiteOf
+		}
+	}
+	// A test-suite verdict and its flips stand right after the
+	// one-database metric they refine, whichever cell showed them first.
+	if len(suiteOf) > 0 {
+		var ordered []string
+		placed := map[string]bool{}
+		add := func(m string) {
+			if !placed[m] {
+				placed[m] = true
+				ordered = append(ordered, m)
+			}
+		}
+		for _, m := range metrics {
+			if _, ok := suiteOf[m]; ok || flips[m] != "" {
+				continue
+			}
+			add(m)
+			for _, v := range metrics {
+				if suiteOf[v] == m {
+					add(v)
+					if f := v + " flipped"; flips[f] != "" {
+						add(f)
+					}
+				}
+			}
+		}
+		for _, m := range metrics {
+			add(m)
+		}
+		metrics = ordered
 	}
 	cellText := func(c, m string) string {
+		if v, ok := flips[m]; ok {
+			r, ok := val[[2]string{c, v}]
+			if !ok || r.N+r.Errors == 0 {
+				return "–"
+			}
+			return fmt.Sprint(r.Flipped)
+		}
 		r, ok := val[[2]string{c, m}]
 		if !ok {
 			return "–"

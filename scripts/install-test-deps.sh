@@ -14,6 +14,7 @@ if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then need_apt+=(postgr
 if ! /usr/bin/python3 -c 'import pandas' >/dev/null 2>&1 || ! command -v bwrap >/dev/null; then need_apt+=(python3-pandas bubblewrap); fi # pandas engine: Debian's pandas for /usr/bin/python3, bubblewrap sandbox
 if ! command -v xmllint >/dev/null; then need_apt+=(libxml2-utils); fi # junit: -junit output is checked against its XSD with xmllint
 if ! command -v chromium >/dev/null; then need_apt+=(chromium); fi # report: report.html is rendered in headless Chromium (cmd/evalflow/report_test.go)
+if ! dpkg -s fonts-liberation >/dev/null 2>&1; then need_apt+=(fonts-liberation); fi # report: the SVG charts name Liberation fonts; without them Chromium's fallback metrics make labels overlap (TestReportExamplesInChromium)
 if ! command -v nats-server >/dev/null; then need_apt+=(nats-server); fi # cluster: -cluster and worker tests run on Debian 12's NATS server 2.9 (cmd/evalflow/cluster_test.go)
 if ((${#need_apt[@]})); then
   if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; else SUDO=; fi

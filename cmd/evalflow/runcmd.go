@@ -996,6 +996,9 @@ func printSummary(w io.Writer, m *rundir.Manifest, rows []aggregate.Row, dir str
 			}
 			fmt.Fprintf(w, "  %-24s %8s  %-18s %6d %7d\n", r.Metric, mean, rundir.FormatCI(r), r.N, r.Errors)
 		}
+		for _, l := range rundir.SuiteLines(rows) {
+			fmt.Fprintf(w, "  %s\n", l)
+		}
 	}
 	if len(m.Counts.Classes) > 0 {
 		fmt.Fprintf(w, "  final-attempt errors:")

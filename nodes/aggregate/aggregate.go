@@ -26,6 +26,12 @@
 // large groups (at most BootstrapWork values drawn in all, at least 200
 // resamples), so a million-item run does not spend minutes on intervals.
 //
+// A test-suite verdict (ex_suite: the score stage's SuiteColumns) exists
+// only for items with a test suite: an item without one is left out of
+// its row (not counted in nulls either, so a resumed run, which reads the
+// NULL back from items.parquet, aggregates as an uninterrupted one), and
+// its row counts the items the suite flipped (Row.Flipped).
+//
 // Dataset metrics that fold (metrics.Folding: calibration, safety,
 // recovery_rate) keep one accumulator per group, not the records, so the
 // stage's memory does not grow with the run; others keep the records.
@@ -82,6 +88,19 @@ type Row struct {
 	// "bootstrap".
 	CILow, CIHigh float64
 	CIMethod      string
+	// SuiteOf, on the row of a test-suite verdict (ex_suite), names the
+	// one-database metric it refines (ex); Flipped counts the group's
+	// items where that one is 1 and the suite verdict 0, neither failed:
+	// the near-misses only the suite's other databases caught.
+	SuiteOf string
+	Flipped int
+}
+
+// SuiteColumns is implemented by score stages whose metrics give
+// test-suite verdicts: each verdict's column (ex_suite) mapped to the
+// one-database column it refines (ex).
+type SuiteColumns interface {
+	SuiteColumns() map[string]string
 }
 
 // Bootstrap settings for the intervals of metrics that are not 0/1.
@@ -122,6 +141,7 @@ type acc struct {
 	sum              float64
 	errItems, nOK    int
 	sumOK            float64
+	flipped          int       // test-suite verdicts: items with 1 on one database, 0 on the suite
 	vals             []float64 // counted values, for metrics not declared 0/1
 }
 
@@ -132,6 +152,7 @@ type Aggregate struct {
 	GroupBy []string
 	dm      []nodes.NamedDatasetMetric
 	binary  map[string]bool
+	suite   map[string]string // test-suite verdict column → its one-database column
 	seed    uint64
 
 	mu      sync.Mutex
@@ -157,6 +178,9 @@ func New(env *nodes.Env) (nodes.Stage, hcl.Diagnostics) {
 			for _, c := range bc.BinaryColumns() {
 				ag.binary[c] = true
 			}
+		}
+		if sc, ok := env.Built[b.Input.Name].(SuiteColumns); ok {
+			ag.suite = sc.SuiteColumns()
 		}
 	}
 	return ag, a.Diags
@@ -205,6 +229,10 @@ func (ag *Aggregate) Collect(rec *item.Record) {
 	for _, g := range groups {
 		ag.items[g]++
 		for _, s := range rec.Scores {
+			base, isSuite := ag.suite[s.Name]
+			if isSuite && s.Null && s.Err == "" {
+				continue // no test suite: not computed (a resumed item's NULL)
+			}
 			k := key{g[0], g[1], s.Name}
 			c := ag.accs[k]
 			if c == nil {
@@ -243,6 +271,11 @@ func (ag *Aggregate) Collect(rec *item.Record) {
 				if !errored {
 					c.nOK++
 					c.sumOK += v
+				}
+				if isSuite && s.Err == "" && v == 0 {
+					if b, ok := rec.Score(base); ok && !b.Null && b.Err == "" && b.Value == 1 {
+						c.flipped++
+					}
 				}
 			}
 		}
@@ -308,6 +341,9 @@ func (ag *Aggregate) Rows(ctx context.Context) []Row {
 			r.Mean = mean(c.sum, c.n)
 			r.MeanOK = mean(c.sumOK, c.nOK)
 			r.CILow, r.CIHigh, r.CIMethod = CI(ag.binary[m], c.sum, c.n, c.vals, ag.seed)
+			if base, ok := ag.suite[m]; ok {
+				r.SuiteOf, r.Flipped = base, c.flipped
+			}
 			out = append(out, r)
 		}
 		if len(ag.dm) > 0 {

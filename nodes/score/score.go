@@ -14,6 +14,10 @@
 // A metric that fails or panics on an item yields 0 with its error recorded
 // for that metric only; the others still run (metric-calculators, “Error
 // Reporting” requirement).
+//
+// A metric with a test-suite verdict (metrics.SuiteScorer: ex under the
+// testsuite profiles, on an engine with database files) writes a second
+// column, <as>_suite, for the items whose folder holds a test suite.
 package score
 
 import (
@@ -52,6 +56,17 @@ type itemMetric struct {
 	// official: the metric follows an official scorer's profile, so an
 	// errored item still counts with its value (item.Score.Official).
 	official bool
+	// suite: the metric gives a verdict over the item's test suite too
+	// (metrics.SuiteScorer), written in the column as+metrics.SuiteSuffix.
+	suite bool
+}
+
+// suiteCol is the column of m's test-suite verdict ("" when it has none).
+func (m itemMetric) suiteCol() string {
+	if !m.suite {
+		return ""
+	}
+	return m.as + metrics.SuiteSuffix
 }
 
 // officialProfile reports whether a metric's options select an official
@@ -87,6 +102,19 @@ func New(env *nodes.Env) (nodes.Stage, hcl.Diagnostics) {
 		reg = metrics.Default
 	}
 	s := &Score{}
+	// The engine first: a metric's test-suite verdict needs one with the
+	// folder notion (nodes.Engine.Suites).
+	engName, d := nodes.RefAttr(a, "engine", "engine")
+	a.Diags = append(a.Diags, d...)
+	if engName == "" {
+		if up := env.Upstream("execute"); up != "" {
+			if x, ok := env.Built[up].(interface{ EngineOf() *nodes.Engine }); ok {
+				s.engine = x.EngineOf()
+			}
+		}
+	} else {
+		s.engine = env.Engines[engName]
+	}
 	seen := map[string]hcl.Range{}
 	// optionDiag is the diagnostic for a metric that refused its options:
 	// a value outside a fixed set is reported at that value (or the -var
@@ -129,7 +157,19 @@ func New(env *nodes.Env) (nodes.Stage, hcl.Diagnostics) {
 				a.Diags = append(a.Diags, optionDiag(name, err, attrs, rng))
 				return
 			}
-			s.items = append(s.items, itemMetric{as: as, metric: m, official: officialProfile(name, opts)})
+			im := itemMetric{as: as, metric: m, official: officialProfile(name, opts)}
+			if ss, ok := m.(metrics.SuiteScorer); ok && ss.SuiteVerdict() && s.engine != nil && s.engine.Suites() {
+				im.suite = true
+				if prev, dup := seen[im.suiteCol()]; dup {
+					a.Diags = append(a.Diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Duplicate metric column",
+						Detail: fmt.Sprintf("Column %q, this metric's verdict over the item's test suite, is already produced by the metric at %s; give one of them another name with as = \"...\".",
+							im.suiteCol(), prev),
+						Subject: rng.Ptr()})
+					return
+				}
+				seen[im.suiteCol()] = rng
+			}
+			s.items = append(s.items, im)
 			return
 		}
 		m, err := def.NewDataset(opts)
@@ -179,20 +219,23 @@ func New(env *nodes.Env) (nodes.Stage, hcl.Diagnostics) {
 		}
 		add(name, as, opts, blk.LabelRanges[0], attrs)
 	}
+	// A column named like another's test-suite verdict (<as>_suite beside
+	// <as>) would be read as one (rundir.SuiteColumns): refused.
+	cols := map[string]bool{}
+	for _, m := range s.items {
+		cols[m.as] = true
+	}
+	for _, m := range s.items {
+		if base, ok := strings.CutSuffix(m.as, metrics.SuiteSuffix); ok && cols[base] {
+			a.Diags = append(a.Diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Reserved metric column",
+				Detail: fmt.Sprintf("Column %q is the name of the test-suite verdict of column %q (docs/suite.md, \"In runs\"); give this metric another name with as = \"...\".",
+					m.as, base),
+				Subject: seen[m.as].Ptr()})
+		}
+	}
 	if len(s.items)+len(s.dataset) == 0 && !a.Diags.HasErrors() {
 		a.Diags = append(a.Diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "No metrics",
 			Detail: "A score stage needs metrics = [\"ex\", ...] or metric blocks.", Subject: b.DeclRange.Ptr()})
-	}
-	engName, d := nodes.RefAttr(a, "engine", "engine")
-	a.Diags = append(a.Diags, d...)
-	if engName == "" {
-		if up := env.Upstream("execute"); up != "" {
-			if x, ok := env.Built[up].(interface{ EngineOf() *nodes.Engine }); ok {
-				s.engine = x.EngineOf()
-			}
-		}
-	} else {
-		s.engine = env.Engines[engName]
 	}
 	return s, a.Diags
 }
@@ -240,20 +283,29 @@ func (s *Score) Process(ctx context.Context, rec *item.Record) error {
 		// timeouts and harness failures making the item an error too.
 		var (
 			suiteOnce sync.Once
-			suite     []metrics.TestDB
+			suite     metrics.TestSuite
 			suiteErr  error
 		)
-		suiteOf := func(context.Context) ([]metrics.TestDB, error) {
+		suiteOf := func(context.Context) (metrics.TestSuite, error) {
 			suiteOnce.Do(func() {
 				paths, _, err := eng.TestDBs(&rec.Item)
 				if err != nil {
 					suiteErr = err
 					return
 				}
-				suite = make([]metrics.TestDB, len(paths))
+				if len(paths) == 0 {
+					return
+				}
+				own, err := eng.Locate(&rec.Item)
+				if err != nil {
+					suiteErr = err
+					return
+				}
+				suite.Own = filepath.Base(own)
+				suite.Others = make([]metrics.TestDB, len(paths))
 				for i, p := range paths {
 					name := filepath.Base(p)
-					suite[i] = metrics.TestDB{Name: name, Exec: func(ctx context.Context, q string) (*table.Table, error) {
+					suite.Others[i] = metrics.TestDB{Name: name, Exec: func(ctx context.Context, q string) (*table.Table, error) {
 						o := eng.RunAt(ctx, &rec.Item, p, q)
 						if o.Err != nil && (o.Class == item.ClassTimeout || errors.Is(o.Err, nodes.ErrHarness)) {
 							mu.Lock()
@@ -292,7 +344,7 @@ func (s *Score) Process(ctx context.Context, rec *item.Record) error {
 	defer func() {
 		for i := range rec.Scores {
 			for _, m := range s.items {
-				if m.as == rec.Scores[i].Name {
+				if n := rec.Scores[i].Name; n == m.as || n == m.suiteCol() {
 					rec.Scores[i].Official = m.official
 				}
 			}
@@ -327,6 +379,19 @@ func (s *Score) Process(ctx context.Context, rec *item.Record) error {
 			continue
 		}
 		join(i)
+		if m.suite {
+			// A metric with a test-suite verdict: its own score and, for
+			// an item with a suite, the suite verdict (none otherwise: the
+			// column stays NULL).
+			sc, suite := runSuite(ctx, m, in)
+			sc.Name = m.as
+			rec.SetScore(sc)
+			if suite != nil {
+				suite.Name = m.suiteCol()
+				rec.SetScore(*suite)
+			}
+			continue
+		}
 		sc := run(ctx, m, in, timed)
 		sc.Name = m.as
 		rec.SetScore(sc)
@@ -361,11 +426,44 @@ func run(ctx context.Context, m itemMetric, in metrics.Input, timed metrics.Time
 	return m.metric.Score(ctx, in)
 }
 
-// MetricColumns lists the item metric columns this stage writes.
+// runSuite runs a metric with a test-suite verdict (metrics.SuiteScorer); a
+// panic fails its own score and leaves the suite verdict out.
+func runSuite(ctx context.Context, m itemMetric, in metrics.Input) (sc item.Score, suite *item.Score) {
+	defer func() {
+		if p := recover(); p != nil {
+			sc = metrics.Failed(m.as, fmt.Errorf("panic in metric %s on item %q: %v", m.as, in.Record.Item.ID, p))
+			suite = nil
+		}
+	}()
+	return m.metric.(metrics.SuiteScorer).ScoreSuite(ctx, in)
+}
+
+// MetricColumns lists the item metric columns this stage writes: each
+// metric's, followed by its test-suite verdict's when it gives one.
 func (s *Score) MetricColumns() []string {
-	out := make([]string, len(s.items))
-	for i, m := range s.items {
-		out[i] = m.as
+	out := make([]string, 0, len(s.items))
+	for _, m := range s.items {
+		out = append(out, m.as)
+		if m.suite {
+			out = append(out, m.suiteCol())
+		}
+	}
+	return out
+}
+
+// SuiteColumns maps the column of each test-suite verdict this stage
+// writes (ex_suite) to the column of the one-database verdict it refines
+// (ex), for aggregate: the suite column is written only for items with a
+// test suite.
+func (s *Score) SuiteColumns() map[string]string {
+	var out map[string]string
+	for _, m := range s.items {
+		if m.suite {
+			if out == nil {
+				out = map[string]string{}
+			}
+			out[m.suiteCol()] = m.as
+		}
 	}
 	return out
 }
@@ -422,6 +520,9 @@ func (s *Score) BinaryColumns() []string {
 	for _, m := range s.items {
 		if m.metric.Info().Binary() {
 			out = append(out, m.as)
+			if m.suite {
+				out = append(out, m.suiteCol())
+			}
 		}
 	}
 	return out
@@ -435,6 +536,9 @@ func (s *Score) Describe() []string {
 	var out []string
 	for _, m := range s.items {
 		out = append(out, "metric: "+m.as+" ("+m.metric.Info().Name+")")
+		if m.suite {
+			out = append(out, "metric: "+m.suiteCol()+" ("+m.metric.Info().Name+" over each item's test suite)")
+		}
 	}
 	for _, m := range s.dataset {
 		out = append(out, "dataset metric: "+m.As+" ("+m.Metric.Info().Name+")")
