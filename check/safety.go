@@ -3,6 +3,7 @@ package check
 import (
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/evalflow/evalflow/sqltext"
 )
@@ -61,8 +62,11 @@ func sqlReadings(q string) []string {
 		bs := strings.NewReplacer(`\\`, "__", `\'`, "''", `\"`, `""`).Replace(q)
 		out = append(out, bs, stripHashComments(unbracket(bs)))
 	}
-	if pg := replaceDollarQuotes(unbracket(q)); pg != q {
-		out = append(out, pg)
+	// Without [ or $ the PostgreSQL/DuckDB reading is the text itself.
+	if strings.ContainsAny(q, "[$") {
+		if pg := replaceDollarQuotes(unbracket(q)); pg != q {
+			out = append(out, pg)
+		}
 	}
 	return out
 }
@@ -180,41 +184,61 @@ func replaceDollarQuotes(s string) string {
 }
 
 func safeSQL(q string) (bool, string) {
+	buf := sqlBufs.Get().(*sqlBuf)
+	defer buf.put()
 	for _, r := range sqlReadings(q) {
-		if ok, reason := sqltext.ReadOnly(maskFunctionCalls(r)); !ok {
+		// Lexed once per reading: sqlExtra reads the significant tokens as
+		// written, sqltext's read-only check the same tokens with writer
+		// keywords used as function names masked.
+		buf.toks = sqltext.AppendTokens(buf.toks[:0], r)
+		buf.sig = buf.sig[:0]
+		for _, t := range buf.toks {
+			if t.Significant() {
+				buf.sig = append(buf.sig, t)
+			}
+		}
+		maskFunctionCalls(buf.toks)
+		if ok, reason := sqltext.ReadOnlyTokens(buf.toks); !ok {
 			return false, reason
 		}
-		if ok, reason := sqlExtra(sqlSig(r)); !ok {
+		if ok, reason := sqlExtra(buf.sig); !ok {
 			return false, reason
 		}
 	}
 	return true, ""
 }
 
+// sqlBuf is safeSQL's scratch space, reused through sqlBufs.
+type sqlBuf struct{ toks, sig []sqltext.Token }
+
+var sqlBufs = sync.Pool{New: func() any { return &sqlBuf{} }}
+
+// put returns b to sqlBufs without the texts its tokens point into (a
+// huge buffer is left to the collector).
+func (b *sqlBuf) put() {
+	if cap(b.toks) > 1<<16 {
+		return
+	}
+	clear(b.toks)
+	clear(b.sig)
+	b.toks, b.sig = b.toks[:0], b.sig[:0]
+	sqlBufs.Put(b)
+}
+
 // sqlWriters are sqltext.ReadOnly's data-modifying keywords.
 var sqlWriters = map[string]bool{"INSERT": true, "UPDATE": true, "DELETE": true, "REPLACE": true, "MERGE": true, "UPSERT": true}
 
-// maskFunctionCalls renames a writer keyword used as a function name
-// (SELECT (replace(a, 'x', 'y'))), which sqltext.ReadOnly would read as a
-// data-modifying sub-statement; a statement keyword is never directly
-// followed by '('.
-func maskFunctionCalls(q string) string {
-	toks := sqltext.Lex(q)
-	changed := false
+// maskFunctionCalls renames, in toks (a text's tokens), a writer keyword
+// used as a function name (SELECT (replace(a, 'x', 'y'))), which
+// sqltext.ReadOnly would read as a data-modifying sub-statement; a
+// statement keyword is never directly followed by '('. The renamed word
+// (fn_replace) is one word token, as lexing the renamed text gives.
+func maskFunctionCalls(toks []sqltext.Token) {
 	for i, t := range toks {
-		if t.Kind == sqltext.Word && sqlWriters[strings.ToUpper(t.Text)] && nextSignificant(toks[i+1:]).Text == "(" {
+		if t.Kind == sqltext.Word && foldHas(sqlWriters, t.Text, true) && nextSignificant(toks[i+1:]).Text == "(" {
 			toks[i].Text = "fn_" + t.Text
-			changed = true
 		}
 	}
-	if !changed {
-		return q
-	}
-	var b strings.Builder
-	for _, t := range toks {
-		b.WriteString(t.Text)
-	}
-	return b.String()
 }
 
 // nextSignificant returns the first token of toks that is neither space
@@ -229,13 +253,77 @@ func nextSignificant(toks []sqltext.Token) sqltext.Token {
 }
 
 func sqlSig(q string) []sqltext.Token {
-	var out []sqltext.Token
-	for _, t := range sqltext.Lex(q) {
+	toks := sqltext.Lex(q)
+	out := toks[:0]
+	for _, t := range toks {
 		if t.Significant() {
 			out = append(out, t)
 		}
 	}
 	return out
+}
+
+// foldLookup is m[strings.ToUpper(w)] (upper) or m[strings.ToLower(w)].
+func foldLookup(m map[string]string, w string, upper bool) (string, bool) {
+	var buf [24]byte
+	if len(w) <= len(buf) {
+		n := 0
+		for ; n < len(w) && w[n] < 0x80; n++ {
+			c := w[n]
+			if upper && 'a' <= c && c <= 'z' {
+				c -= 'a' - 'A'
+			} else if !upper && 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			buf[n] = c
+		}
+		if n == len(w) {
+			v, ok := m[string(buf[:n])]
+			return v, ok
+		}
+	}
+	if upper {
+		v, ok := m[strings.ToUpper(w)]
+		return v, ok
+	}
+	v, ok := m[strings.ToLower(w)]
+	return v, ok
+}
+
+// foldHas is m[strings.ToUpper(w)] (upper) or m[strings.ToLower(w)],
+// without allocating for a short ASCII word.
+func foldHas(m map[string]bool, w string, upper bool) bool {
+	var buf [24]byte
+	if len(w) <= len(buf) {
+		n := 0
+		for ; n < len(w) && w[n] < 0x80; n++ {
+			c := w[n]
+			if upper && 'a' <= c && c <= 'z' {
+				c -= 'a' - 'A'
+			} else if !upper && 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			buf[n] = c
+		}
+		if n == len(w) {
+			return m[string(buf[:n])]
+		}
+	}
+	if upper {
+		return m[strings.ToUpper(w)]
+	}
+	return m[strings.ToLower(w)]
+}
+
+// upperIs is strings.ToUpper(w) == up (up upper-case ASCII), without
+// allocating for an ASCII word.
+func upperIs(w, up string) bool {
+	for i := 0; i < len(w); i++ {
+		if w[i] >= 0x80 {
+			return strings.ToUpper(w) == up
+		}
+	}
+	return len(w) == len(up) && strings.EqualFold(w, up)
 }
 
 // sqlDangerousFuncs are functions that write, reach files or the network,
@@ -298,32 +386,32 @@ func sqlExtra(sig []sqltext.Token) (bool, string) {
 			}
 			return sqltext.Token{}
 		}
-		up := strings.ToUpper(t.Text)
+		word := t.Kind == sqltext.Word
 		switch {
-		case t.Kind == sqltext.Word && next(1).Text == "(" && !(i > 0 && sig[i-1].Text == "."):
-			if why, bad := sqlDangerousFuncs[strings.ToLower(t.Text)]; bad {
+		case word && next(1).Text == "(" && !(i > 0 && sig[i-1].Text == "."):
+			if why, bad := foldLookup(sqlDangerousFuncs, t.Text, false); bad {
 				return false, fmt.Sprintf("%s() %s; not allowed in a read-only query", strings.ToLower(t.Text), why)
 			}
 			if strings.EqualFold(t.Text, "glob") && singleArg(sig[i+1:]) {
 				return false, "glob() lists files; not allowed in a read-only query"
 			}
-		case t.Kind == sqltext.Word && (up == "INTO"):
+		case word && upperIs(t.Text, "INTO"):
 			if n := strings.ToUpper(next(1).Text); n == "OUTFILE" || n == "DUMPFILE" {
 				return false, "SELECT … INTO " + n + " writes a file"
 			}
 			return false, "SELECT … INTO writes a table or variables; only read-only queries are allowed"
-		case t.Kind == sqltext.Word && up == "FOR":
+		case word && upperIs(t.Text, "FOR"):
 			n1, n2 := strings.ToUpper(next(1).Text), strings.ToUpper(next(2).Text)
 			if n1 == "UPDATE" || n1 == "SHARE" || n1 == "NO" && n2 == "KEY" || n1 == "KEY" && n2 == "SHARE" {
 				return false, "FOR UPDATE/SHARE locks rows; only read-only queries are allowed"
 			}
-		case t.Kind == sqltext.Word && (up == "ATTACH" || up == "DETACH" || up == "PRAGMA") && !(i > 0 && sig[i-1].Text == "."):
-			return false, up + " changes the connection; not allowed"
-		case t.Kind == sqltext.Word && sqlSecretTables[strings.ToLower(t.Text)]:
+		case word && (upperIs(t.Text, "ATTACH") || upperIs(t.Text, "DETACH") || upperIs(t.Text, "PRAGMA")) && !(i > 0 && sig[i-1].Text == "."):
+			return false, strings.ToUpper(t.Text) + " changes the connection; not allowed"
+		case word && foldHas(sqlSecretTables, t.Text, false):
 			return false, fmt.Sprintf("%s holds credentials or server configuration; not allowed", strings.ToLower(t.Text))
 		case t.IsWord("mysql") && next(1).Text == "." && next(2).IsWord("user"):
 			return false, "mysql.user holds credentials; not allowed"
-		case t.Kind == sqltext.Punct && t.Text == "(" && next(1).Kind == sqltext.Word && sqlParenStatements[strings.ToUpper(next(1).Text)] && next(2).Text != "(":
+		case t.Kind == sqltext.Punct && t.Text == "(" && next(1).Kind == sqltext.Word && foldHas(sqlParenStatements, next(1).Text, true) && next(2).Text != "(":
 			return false, fmt.Sprintf("%s inside parentheses is not a read-only query", strings.ToUpper(next(1).Text))
 		case t.Kind == sqltext.String && inFromPosition(sig, i) && looksLikePath(t.Text):
 			return false, fmt.Sprintf("FROM %s reads a file or URL; not allowed", t.Text)

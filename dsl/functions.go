@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/ext/tryfunc"
@@ -86,16 +87,43 @@ func Functions(baseDir string) map[string]function.Function {
 		"zipmap":          stdlib.ZipmapFunc,
 	}
 	hardened(fns)
+	// One table's fromcwd and abspath read the working directory once.
+	cwd := sync.OnceValues(os.Getwd)
 	fns["file"] = fileFunc(baseDir)
 	fns["fileexists"] = fileExistsFunc(baseDir)
-	fns["abspath"] = absPathFunc(baseDir)
+	fns["abspath"] = absPathFunc(baseDir, cwd)
 	fns["env"] = envFunc
-	fns["fromcwd"] = fromCwdFunc
+	fns["fromcwd"] = fromCwdFunc(cwd)
 	// templatefile sees every other function but not itself, so a template
 	// cannot recurse.
 	fns["templatefile"] = templateFileFunc(baseDir, fns)
 	return fns
 }
+
+// unstable are the functions of Functions whose result may change during a
+// run for the same arguments even when, as evalflow requires, the data
+// tree, the working directory and the environment stay the same: file and
+// templatefile return file contents, which nothing per item should be
+// keyed on. A function that reads a clock or randomness belongs here too.
+var unstable = map[string]bool{"file": true, "templatefile": true}
+
+var functionNames = sync.OnceValue(func() map[string]bool {
+	m := map[string]bool{}
+	for n := range Functions("") {
+		m[n] = true
+	}
+	return m
+})
+
+// StableFunction reports whether the pipeline function name returns the
+// same value for the same arguments throughout one run, given that the
+// files it looks at (fileexists), the working directory (fromcwd,
+// abspath) and the environment (env) do not change while a run reads them
+// — which evalflow requires of the data tree anyway. It is false for a
+// name Functions does not define and for file and templatefile. The
+// per-item value of an expression calling only stable functions may be
+// memoized per tuple of the item fields it reads (nodes.Engine.Locate).
+func StableFunction(name string) bool { return functionNames()[name] && !unstable[name] }
 
 func resolve(baseDir, p string) string {
 	if filepath.IsAbs(p) {
@@ -131,19 +159,31 @@ func fileExistsFunc(baseDir string) function.Function {
 	})
 }
 
-func absPathFunc(baseDir string) function.Function {
+func absPathFunc(baseDir string, cwd func() (string, error)) function.Function {
 	return function.New(&function.Spec{
 		Description: "Makes a path absolute, relative to the pipeline's directory.",
 		Params:      []function.Parameter{{Name: "path", Type: cty.String}},
 		Type:        function.StaticReturnType(cty.String),
 		Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
-			p, err := filepath.Abs(resolve(baseDir, args[0].AsString()))
+			p, err := absFrom(cwd, resolve(baseDir, args[0].AsString()))
 			if err != nil {
 				return cty.NilVal, err
 			}
 			return cty.StringVal(p), nil
 		},
 	})
+}
+
+// absFrom is filepath.Abs with the working directory from cwd.
+func absFrom(cwd func() (string, error), p string) (string, error) {
+	if filepath.IsAbs(p) {
+		return filepath.Clean(p), nil
+	}
+	wd, err := cwd()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(wd, p), nil
 }
 
 var envFunc = function.New(&function.Spec{
@@ -208,20 +248,23 @@ func templateFileFunc(baseDir string, fns map[string]function.Function) function
 }
 
 // fromCwdFunc resolves a path against the directory evalflow was started in:
-// the right base for paths a user passes with -var.
-var fromCwdFunc = function.New(&function.Spec{
-	Description: "Resolves a path against the current working directory (for paths given with -var).",
-	Params:      []function.Parameter{{Name: "path", Type: cty.String}},
-	Type:        function.StaticReturnType(cty.String),
-	Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
-		p := args[0].AsString()
-		if p == "" || filepath.IsAbs(p) {
-			return cty.StringVal(p), nil
-		}
-		abs, err := filepath.Abs(p)
-		if err != nil {
-			return cty.NilVal, err
-		}
-		return cty.StringVal(abs), nil
-	},
-})
+// the right base for paths a user passes with -var. cwd is read once per
+// function table (the working directory does not change during a run).
+func fromCwdFunc(cwd func() (string, error)) function.Function {
+	return function.New(&function.Spec{
+		Description: "Resolves a path against the current working directory (for paths given with -var).",
+		Params:      []function.Parameter{{Name: "path", Type: cty.String}},
+		Type:        function.StaticReturnType(cty.String),
+		Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
+			p := args[0].AsString()
+			if p == "" || filepath.IsAbs(p) {
+				return cty.StringVal(p), nil
+			}
+			abs, err := absFrom(cwd, p)
+			if err != nil {
+				return cty.NilVal, err
+			}
+			return cty.StringVal(abs), nil
+		},
+	})
+}

@@ -4,7 +4,8 @@
 // execute stage knows nothing else about it.
 //
 // Optional behaviour is a second small interface checked with a type
-// assertion: Preparer (syntax and name check without running), Describer
+// assertion: Preparer (syntax and name check without running),
+// PrepareExecuter (that check and the execution from one parse), Describer
 // (schema for prompts and validation) and io.Closer (executors that hold
 // connections or processes; whoever called New closes them).
 package engine
@@ -55,6 +56,17 @@ type Executor interface {
 // Execute's.
 type Preparer interface {
 	Prepare(ctx context.Context, q Query) error
+}
+
+// PrepareExecuter is implemented by executors that can check a query's
+// syntax and, when it passes, run the query from the parse the check made.
+// prepErr is what Prepare would return for q; only when it is nil, res and
+// err are what Execute would return for q, and took is the time the
+// execution took after the check. A validate stage whose attempts an
+// execute stage runs next on the same engine uses it, so that each query
+// is parsed once (nodes.Engine.PrepareAhead).
+type PrepareExecuter interface {
+	PrepareExecute(ctx context.Context, q Query) (prepErr error, res *table.Table, err error, took time.Duration)
 }
 
 // Describer returns the schema of one database, for prompts and for schema

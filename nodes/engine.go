@@ -5,12 +5,17 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
 
 	"github.com/evalflow/evalflow/dsl"
@@ -45,7 +50,42 @@ type Engine struct {
 	// and copying stays legal; nil (an Engine built by hand) memoizes
 	// nothing.
 	contained *containMemo
+	// located memoizes Locate per tuple of the item fields the path
+	// expression reads (pathMemo); nil when the expression may not be
+	// memoized or the Engine was built by hand. Shared by copies, as
+	// contained.
+	located *pathMemo
+	// deferred holds the syntax checks the validate stage left to the
+	// execute stage (DeferCheck); set by NewEngine, shared by copies.
+	deferred *deferredChecks
 }
+
+// deferredChecks are the syntax checks waiting for the execute stage, by
+// attempt (at most maxDeferred at a time), and the database files known to
+// exist (so that a check left to execute cannot fail for want of its
+// database: that would be validate's harness error, not execute's).
+type deferredChecks struct {
+	m      sync.Map // *item.Attempt → *deferredCheck
+	n      atomic.Int64
+	exists sync.Map // path → struct{}
+}
+
+// deferredCheck is one attempt's syntax check: its query, what the
+// validate stage makes of the check's error (verdict sets the attempt's
+// validate fields and returns a harness error), and whether the validate
+// stage may store the verdict in the stage cache.
+type deferredCheck struct {
+	q       engine.Query
+	verdict func(ctx context.Context, err error) error
+	writes  bool
+	key     string // the check's stage cache key and material, when writes
+	mat     []byte
+}
+
+// maxDeferred bounds the checks waiting for the execute stage (those of
+// items cancelled between the stages are never taken); past it the
+// validate stage checks at once.
+const maxDeferred = 4096
 
 // containMemo is the set of located paths found inside the root.
 type containMemo struct {
@@ -91,9 +131,138 @@ func (e *Engine) containOnce(it, p string) error {
 
 // NewEngine binds an engine block to an executor.
 func NewEngine(b *dsl.Engine, ex engine.Executor, p *dsl.Pipeline) *Engine {
-	e := &Engine{Block: b, Exec: ex, ctx: p.EvalContext(), dir: p.Dir, bound: true, contained: &containMemo{}}
+	e := &Engine{Block: b, Exec: ex, ctx: p.EvalContext(), dir: p.Dir, bound: true, contained: &containMemo{}, deferred: &deferredChecks{}}
+	e.located = newPathMemo(b.Path)
 	e.RootDiags = e.rootOf()
 	return e
+}
+
+// pathMemo remembers the located path of each distinct tuple of the item
+// fields (fields, sorted) the engine's path expression reads, for the
+// engine's life (one run). Only a path that was contained and exists
+// (or names a database on a server) is remembered, so an item whose
+// database is missing or refused is evaluated and checked every time.
+type pathMemo struct {
+	fields []string
+	paths  sync.Map // key (pathMemo.key) → string
+	n      atomic.Int64
+}
+
+// maxLocated bounds a pathMemo; past it new tuples are evaluated every
+// time (correct, only slower).
+const maxLocated = 1 << 16
+
+// newPathMemo returns the memo for a path expression, or nil when its
+// value may differ between two items with the same fields: it reads item
+// other than as item.NAME or item["NAME"] (the whole object, a computed
+// key), or calls a function whose result may change during a run
+// (dsl.StableFunction: file, templatefile, one evalflow does not know).
+// Everything else an expression can read — var, local, path, the
+// functions' view of the files, the working directory and the
+// environment — is fixed for a run: so fileexists's verdict on a tuple is
+// taken once per run (the data tree must not change during a run, as
+// containment already requires), and the expression is evaluated once per
+// distinct tuple (per database, for the curated pipelines' item.db).
+func newPathMemo(expr hcl.Expression) *pathMemo {
+	node, ok := expr.(hclsyntax.Node)
+	if expr == nil || !ok {
+		return nil
+	}
+	stable := true
+	hclsyntax.VisitAll(node, func(n hclsyntax.Node) hcl.Diagnostics {
+		if fc, ok := n.(*hclsyntax.FunctionCallExpr); ok && !dsl.StableFunction(fc.Name) {
+			stable = false
+		}
+		return nil
+	})
+	if !stable {
+		return nil
+	}
+	seen := map[string]bool{}
+	m := &pathMemo{}
+	for _, tr := range expr.Variables() {
+		if tr.RootName() != "item" {
+			continue
+		}
+		if len(tr) < 2 {
+			return nil
+		}
+		var name string
+		switch st := tr[1].(type) {
+		case hcl.TraverseAttr:
+			name = st.Name
+		case hcl.TraverseIndex:
+			if !st.Key.IsKnown() || st.Key.IsNull() || !st.Key.Type().Equals(cty.String) {
+				return nil
+			}
+			name = st.Key.AsString()
+		default:
+			return nil
+		}
+		if !seen[name] {
+			seen[name] = true
+			m.fields = append(m.fields, name)
+		}
+	}
+	sort.Strings(m.fields)
+	return m
+}
+
+// key returns the memo key of it: its values of m.fields, each as
+// ItemValue exposes it. ok is false when it lacks one of them (the
+// expression then fails, and failures are not remembered).
+func (m *pathMemo) key(it *item.Item) (string, bool) {
+	if len(m.fields) == 1 {
+		return fieldKey(it, m.fields[0])
+	}
+	var b strings.Builder
+	for _, f := range m.fields {
+		v, ok := fieldKey(it, f)
+		if !ok {
+			return "", false
+		}
+		b.WriteString(strconv.Itoa(len(v)))
+		b.WriteByte(':')
+		b.WriteString(v)
+	}
+	return b.String(), true
+}
+
+// fieldKey encodes the value ItemValue gives field name of it so that two
+// encodings are equal only when the values are. The four fixed fields
+// are strings and come as they are; a pass-through field is tagged with
+// its type (the first field of a name is the one ItemValue exposes).
+func fieldKey(it *item.Item, name string) (string, bool) {
+	switch name {
+	case "id":
+		return it.ID, true
+	case "question":
+		return it.Question, true
+	case "gold":
+		return it.Gold, true
+	case "db":
+		return it.DB, true
+	}
+	for _, f := range it.Fields {
+		if f.Name != name {
+			continue
+		}
+		switch v := f.Value.(type) {
+		case nil:
+			return "n", true
+		case string:
+			return "s" + v, true
+		case int64:
+			return "i" + strconv.FormatInt(v, 10), true
+		case float64:
+			return "f" + strconv.FormatFloat(v, 'g', -1, 64), true
+		case bool:
+			return "b" + strconv.FormatBool(v), true
+		default:
+			return "o" + table.Format(v), true
+		}
+	}
+	return "", false
 }
 
 // ItemValue is the cty object an item exposes to per-item expressions as
@@ -134,10 +303,23 @@ func ItemValue(it *item.Item) cty.Value {
 //
 // Every path is checked against the engine's root (contain.go): one that
 // resolves outside it, symlinks followed, is a harness error and nothing is
-// opened. The path expression is evaluated for every item; the
-// resolution and root check are done once per distinct path for the run
-// (containOnce).
+// opened. The path expression is evaluated once per distinct tuple of the
+// item fields it reads (pathMemo: for text2sql-replay.hcl once per
+// database, fileexists included) and the resolution and root check are
+// done once per distinct path for the run (containOnce); a path that was
+// refused, does not exist or could not be evaluated is evaluated and
+// checked again for every item, so its error names that item.
 func (e *Engine) Locate(it *item.Item) (string, error) {
+	m := e.located
+	var key string
+	memo := false
+	if m != nil {
+		if key, memo = m.key(it); memo {
+			if p, ok := m.paths.Load(key); ok {
+				return p.(string), nil
+			}
+		}
+	}
 	p, err := e.locate(it)
 	if err != nil {
 		return "", err
@@ -145,7 +327,26 @@ func (e *Engine) Locate(it *item.Item) (string, error) {
 	if err := e.containOnce(it.ID, p); err != nil {
 		return "", HarnessError(err)
 	}
+	if memo && m.n.Load() < maxLocated && e.settled(p) {
+		if _, loaded := m.paths.LoadOrStore(key, p); !loaded {
+			m.n.Add(1)
+		}
+	}
 	return p, nil
+}
+
+// settled reports whether a located path may be remembered: a database on
+// a server, or a file or directory that exists (a missing one is looked
+// for again, as fileexists would).
+func (e *Engine) settled(p string) bool {
+	if _, byName := e.Exec.(engine.NameLocator); byName {
+		return p != ""
+	}
+	if p == "" {
+		return false
+	}
+	_, err := os.Stat(p)
+	return err == nil
 }
 
 func (e *Engine) locate(it *item.Item) (string, error) {
@@ -271,6 +472,12 @@ func (e *Engine) RunAt(ctx context.Context, it *item.Item, db, text string) Outc
 
 // run executes q, located and contained, for it.
 func (e *Engine) run(ctx context.Context, it *item.Item, q engine.Query) Outcome {
+	return e.runWith(ctx, it, q, func() (*table.Table, error) { return e.Exec.Execute(ctx, q) }, 0)
+}
+
+// runWith is run with execute in place of the executor's Execute; ran is
+// time spent before the call on the execution (added to Took).
+func (e *Engine) runWith(ctx context.Context, it *item.Item, q engine.Query, execute func() (*table.Table, error), ran time.Duration) Outcome {
 	var err error
 	start := time.Now()
 	var res *table.Table
@@ -281,12 +488,15 @@ func (e *Engine) run(ctx context.Context, it *item.Item, q engine.Query) Outcome
 		return Outcome{Class: item.ClassExecution, Err: HarnessError(errors.New("not in the stage cache (evalflow plan runs no query)"))}
 	}
 	if e.Results != nil {
-		res, err, cached = e.Results.cached(ctx, e, "execute", q, func() (*table.Table, error) { return e.Exec.Execute(ctx, q) })
+		res, err, cached = e.Results.cached(ctx, e, "execute", q, execute)
 	} else {
 		store.Call(ctx, store.KindEngine, false) // -no-cache: counted as computed
-		res, err = e.Exec.Execute(ctx, q)
+		res, err = execute()
 	}
 	d := time.Since(start)
+	if !cached {
+		d += ran
+	}
 	if err != nil {
 		class := engine.ClassOf(err)
 		if ctx.Err() != nil {
@@ -325,4 +535,92 @@ func (e *Engine) Prepare(ctx context.Context, q engine.Query) (err error, ok boo
 	}
 	store.Call(ctx, store.KindEngine, false)
 	return p.Prepare(ctx, q), true, false
+}
+
+// DeferCheck is Prepare for the syntax check of attempt at, whose query q
+// the execute stage runs next on this engine (the validate stage calls it
+// when such a stage follows it: validate.Validate.ExecutedNext). When the
+// stage cache holds the check's verdict, or the engine cannot check and
+// run from one parse (engine.PrepareExecuter), or q's database is not
+// known to exist, it is Prepare and deferred is false. Otherwise the
+// check is counted as computed for the caller's stage, as Prepare counts
+// it, and left to the execute stage: RunChecked checks and runs q from one
+// parse, calls verdict with the check's error (what Prepare would have
+// returned) before anything else, stores that verdict in the stage cache
+// as Prepare would have (when the caller's stage may write it), and runs q
+// only if the attempt has not failed. So each query is parsed once; the
+// attempt's fields, the stage counts and the cache entries are what
+// checking here would have given — except that a query whose check
+// another item left to the execute stage, not yet run, is not found in the
+// cache: it is checked again (the same verdict), and counted as computed.
+func (e *Engine) DeferCheck(ctx context.Context, at *item.Attempt, q engine.Query, verdict func(ctx context.Context, err error) error) (err error, ok, cached, deferred bool) {
+	_, can := e.Exec.(engine.PrepareExecuter)
+	d := e.deferred
+	if !can || d == nil || store.Probing(ctx) || d.n.Load() >= maxDeferred || !e.exists(q.DB) {
+		err, ok, cached = e.Prepare(ctx, q)
+		return err, ok, cached, false
+	}
+	dc := &deferredCheck{q: q, verdict: verdict}
+	if e.Results != nil {
+		dc.key, dc.mat = e.Results.key(e, "prepare", q)
+		if store.Reads(ctx) {
+			if _, err, hit := e.Results.get(dc.key); hit {
+				store.Call(ctx, store.KindEngine, true)
+				return err, true, true, false
+			}
+		}
+		dc.writes = store.Writes(ctx)
+	}
+	store.Call(ctx, store.KindEngine, false)
+	if _, loaded := d.m.Swap(at, dc); !loaded {
+		d.n.Add(1)
+	}
+	return nil, true, false, true
+}
+
+// exists reports whether the database file p exists, remembering the
+// files that do for the engine's life.
+func (e *Engine) exists(p string) bool {
+	d := e.deferred
+	if _, ok := d.exists.Load(p); ok {
+		return true
+	}
+	if st, err := os.Stat(p); err != nil || !st.Mode().IsRegular() {
+		return false
+	}
+	d.exists.Store(p, struct{}{})
+	return true
+}
+
+// RunChecked runs the syntax check DeferCheck left for attempt at of it
+// and, when the attempt passes it, its query (see DeferCheck); ran is
+// false when the attempt failed the check (nothing ran), harness the
+// validate stage's harness error for it. With no deferred check it is Run
+// of at's query.
+func (e *Engine) RunChecked(ctx context.Context, it *item.Item, at *item.Attempt) (o Outcome, ran bool, harness error) {
+	var dc *deferredCheck
+	if e.deferred != nil {
+		if v, ok := e.deferred.m.LoadAndDelete(at); ok {
+			e.deferred.n.Add(-1)
+			dc = v.(*deferredCheck)
+		}
+	}
+	if dc == nil {
+		return e.Run(ctx, it, at.Query), true, nil
+	}
+	q := dc.q
+	start := time.Now()
+	perr, res, xerr, took := e.Exec.(engine.PrepareExecuter).PrepareExecute(ctx, q)
+	at.Time("validate", time.Since(start)-took) // the check's share
+	if e.Results != nil && dc.writes && ctx.Err() == nil {
+		class := item.ClassNone
+		if perr != nil {
+			class = engine.ClassOf(perr)
+		}
+		e.Results.put(dc.key, dc.mat, &table.Table{}, class, perr)
+	}
+	if harness = dc.verdict(ctx, perr); harness != nil || at.Failed() {
+		return Outcome{}, false, harness
+	}
+	return e.runWith(ctx, it, q, func() (*table.Table, error) { return res, xerr }, took), true, nil
 }

@@ -8,6 +8,11 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+
 	"github.com/evalflow/evalflow/dsl"
 	"github.com/evalflow/evalflow/engine"
 	"github.com/evalflow/evalflow/item"
@@ -88,6 +93,125 @@ func TestLocateMemo(t *testing.T) {
 	// RunAt and TestDBs go through the same memo and still refuse.
 	if o := e2.RunAt(t.Context(), &item.Item{ID: "y"}, filepath.Join(dbs, "link.sqlite"), "SELECT 1"); o.Err == nil {
 		t.Error("RunAt ran on a link out of the root")
+	}
+}
+
+// TestLocatePathMemo: the path expression is evaluated once per tuple of
+// the item fields it reads, fileexists included (its verdict is the
+// run's: the data tree must not change during a run); a path that does
+// not exist, or is refused, is evaluated and checked again every time;
+// expressions that read the whole item or a file's content, or call a
+// function evalflow does not know, are not memoized.
+func TestLocatePathMemo(t *testing.T) {
+	root := t.TempDir()
+	dbs := filepath.Join(root, "dbs")
+	writeFiles(t, map[string]string{
+		filepath.Join(dbs, "a.sqlite"):        "a",
+		filepath.Join(root, "outside.sqlite"): "outside",
+	})
+	expr := func(s string) hcl.Expression {
+		e, d := hclsyntax.ParseExpression([]byte(s), "test.hcl", hcl.InitialPos)
+		if d.HasErrors() {
+			t.Fatal(d)
+		}
+		return e
+	}
+	newEngine := func(path string) *Engine {
+		t.Helper()
+		e := NewEngine(&dsl.Engine{Name: "main", Kind: "sqlite", Path: expr(path), Root: expr(`"` + dbs + `"`)}, &suiteExec{}, &dsl.Pipeline{Dir: root})
+		if e.RootDiags.HasErrors() {
+			t.Fatal(e.RootDiags)
+		}
+		e.ctx = &hcl.EvalContext{Functions: dsl.Functions(root)}
+		return e
+	}
+	// text2sql-replay.hcl's shape: <db>/<db>.sqlite if it exists, else <db>.sqlite.
+	replay := `fileexists("` + dbs + `/${item.db}/${item.db}.sqlite") ? "` + dbs + `/${item.db}/${item.db}.sqlite" : "` + dbs + `/${item.db}.sqlite"`
+	e := newEngine(replay)
+	if e.located == nil || !cmp.Equal(e.located.fields, []string{"db"}) {
+		t.Fatalf("replay path: memo %+v, want one on db", e.located)
+	}
+	locate := func(e *Engine, id, db string) (string, error) { return e.Locate(&item.Item{ID: id, DB: db}) }
+	if p, err := locate(e, "1", "a"); err != nil || p != filepath.Join(dbs, "a.sqlite") {
+		t.Fatalf("a: %q %v", p, err)
+	}
+	// The folder layout appears mid-run: this run keeps its first verdict
+	// (documented), a new one sees it.
+	writeFiles(t, map[string]string{filepath.Join(dbs, "a", "a.sqlite"): "a2"})
+	if p, _ := locate(e, "2", "a"); p != filepath.Join(dbs, "a.sqlite") {
+		t.Errorf("a, same run: %q", p)
+	}
+	if p, _ := locate(newEngine(replay), "3", "a"); p != filepath.Join(dbs, "a", "a.sqlite") {
+		t.Errorf("a, next run: %q", p)
+	}
+	// A database that does not exist yet is looked for again.
+	if p, err := locate(e, "4", "b"); err != nil || p != filepath.Join(dbs, "b.sqlite") {
+		t.Fatalf("b missing: %q %v", p, err)
+	}
+	writeFiles(t, map[string]string{filepath.Join(dbs, "b", "b.sqlite"): "b"})
+	if p, _ := locate(e, "5", "b"); p != filepath.Join(dbs, "b", "b.sqlite") {
+		t.Errorf("b created mid-run: %q", p)
+	}
+	// Refusals are never remembered and always name their item.
+	for i := 0; i < 3; i++ {
+		id := fmt.Sprint("out", i)
+		if _, err := locate(e, id, "../outside"); err == nil || !strings.Contains(err.Error(), "outside its root") || !strings.Contains(err.Error(), id) {
+			t.Errorf("../outside, try %d: %v", i, err)
+		}
+	}
+	if n := e.located.n.Load(); n != 2 {
+		t.Errorf("%d paths memoized, want 2 (a and b)", n)
+	}
+
+	// Which expressions are memoized, and on what.
+	for _, tt := range []struct {
+		path   string
+		fields []string // nil: not memoized
+	}{
+		{`"` + dbs + `/${item.db}.sqlite"`, []string{"db"}},
+		{`"` + dbs + `/${item["db"]}/${item.split}.sqlite"`, []string{"db", "split"}},
+		{`"` + dbs + `/x.sqlite"`, []string{}},
+		{`"` + dbs + `/${lower(item.db)}.sqlite"`, []string{"db"}},
+		{`"` + dbs + `/${jsonencode(item)}.sqlite"`, nil},
+		{`"` + dbs + `/${item[item.db]}.sqlite"`, nil},
+		{`"` + dbs + `/${file("list.txt")}/${item.db}.sqlite"`, nil},
+		{`"` + dbs + `/${nosuch(item.db)}.sqlite"`, nil},
+	} {
+		m := newPathMemo(expr(tt.path))
+		switch {
+		case tt.fields == nil && m != nil:
+			t.Errorf("%s: memoized on %v", tt.path, m.fields)
+		case tt.fields != nil && (m == nil || !cmp.Equal(tt.fields, m.fields, cmpopts.EquateEmpty())):
+			t.Errorf("%s: memo %+v, want on %v", tt.path, m, tt.fields)
+		}
+	}
+
+	// Two fields, typed pass-through values: equal keys only for equal values.
+	m := newPathMemo(expr(`"${item.db}/${item.split}"`))
+	keys := map[string]string{}
+	for _, it := range []*item.Item{
+		{DB: "a", Fields: []item.Field{{Name: "split", Value: "1"}}},
+		{DB: "a", Fields: []item.Field{{Name: "split", Value: int64(1)}}},
+		{DB: "a", Fields: []item.Field{{Name: "split", Value: 1.5}}},
+		{DB: "a", Fields: []item.Field{{Name: "split", Value: nil}}},
+		{DB: "a", Fields: []item.Field{{Name: "split", Value: true}}},
+		{DB: "a1", Fields: []item.Field{{Name: "split", Value: ""}}},
+		{DB: "a", Fields: []item.Field{{Name: "split", Value: "1"}, {Name: "split", Value: "2"}}},
+	} {
+		k, ok := m.key(it)
+		if !ok {
+			t.Fatalf("%+v: no key", it)
+		}
+		if prev, dup := keys[k]; dup && prev != fmt.Sprint(it.DB, it.Fields[0].Value) {
+			t.Errorf("%+v and %s share key %q", it, prev, k)
+		}
+		keys[k] = fmt.Sprint(it.DB, it.Fields[0].Value)
+	}
+	if len(keys) != 6 {
+		t.Errorf("%d distinct keys, want 6 (the duplicate field reads its first value)", len(keys))
+	}
+	if _, ok := m.key(&item.Item{DB: "a"}); ok {
+		t.Error("an item without the field has a key")
 	}
 }
 

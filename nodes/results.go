@@ -3,6 +3,7 @@ package nodes
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -12,6 +13,7 @@ import (
 	"os"
 	"regexp"
 	"sort"
+	"strconv"
 	"sync"
 	"time"
 
@@ -67,8 +69,13 @@ type fileHash struct {
 }
 
 // NewResults returns a stage cache over disk, keyed for this evalflow
-// version.
+// version. It makes disk write in batches (store.Store.Buffer): an entry
+// lost to a crash is only computed again, and one write(2) per batch
+// instead of one per query is a tenth of a cold run's system time. The
+// caller flushes disk before it exits (Close, Flush or GC; evalflow run's
+// end-of-run GC does).
 func NewResults(disk *store.Store, version string) *Results {
+	disk.Buffer()
 	return &Results{disk: disk, version: version, hashes: map[string]fileHash{}}
 }
 
@@ -77,6 +84,8 @@ func (r *Results) Disk() *store.Store { return r.disk }
 
 // resultEntry is what a key stores: the result, or the error class and
 // message of a deterministic failure, and the key's material for explain.
+// Entries are written in encodeEntry's binary layout; the JSON form of
+// this struct is the first layout, which get still reads.
 type resultEntry struct {
 	Material json.RawMessage `json:"material"`
 	Table    []byte          `json:"table,omitempty"`
@@ -105,9 +114,58 @@ func (r *Results) key(e *Engine, op string, q engine.Query) (string, []byte) {
 	if m.MaxRows <= 0 {
 		m.MaxRows = e.Block.MaxRows
 	}
-	b, _ := json.Marshal(m)
+	b := m.appendJSON(make([]byte, 0, 160+len(m.Evalflow)+len(m.DB)+len(m.Query)))
 	sum := sha256.Sum256(b)
-	return "q" + hex.EncodeToString(sum[:]), b
+	var k [1 + 2*sha256.Size]byte
+	k[0] = 'q'
+	hex.Encode(k[1:], sum[:])
+	return string(k[:]), b
+}
+
+// appendJSON appends json.Marshal(m) to b, without reflection for the
+// common strings (TestMaterialJSON holds it to json.Marshal's bytes: the
+// keys of existing caches depend on them).
+func (m *material) appendJSON(b []byte) []byte {
+	b = append(b, `{"v":`...)
+	b = strconv.AppendInt(b, int64(m.V), 10)
+	b = append(b, `,"evalflow":`...)
+	b = appendJSONString(b, m.Evalflow)
+	b = append(b, `,"op":`...)
+	b = appendJSONString(b, m.Op)
+	b = append(b, `,"engine_kind":`...)
+	b = appendJSONString(b, m.Kind)
+	if len(m.Options) > 0 {
+		o, err := json.Marshal(m.Options)
+		if err != nil {
+			o, _ = json.Marshal(m) // as before: the whole material, errors and all
+			return append(b[:0], o...)
+		}
+		b = append(b, `,"engine_options":`...)
+		b = append(b, o...)
+	}
+	b = append(b, `,"read_only":`...)
+	b = strconv.AppendBool(b, m.ReadOnly)
+	b = append(b, `,"db":`...)
+	b = appendJSONString(b, m.DB)
+	b = append(b, `,"query":`...)
+	b = appendJSONString(b, m.Query)
+	b = append(b, `,"max_rows":`...)
+	b = strconv.AppendInt(b, int64(m.MaxRows), 10)
+	return append(b, '}')
+}
+
+// appendJSONString appends s as encoding/json quotes it: printable ASCII
+// other than " \ < > & as it is, anything else through json.Marshal.
+func appendJSONString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			q, _ := json.Marshal(s)
+			return append(b, q...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
 }
 
 // dbIdentity names the database's content: a file's SHA-256, a
@@ -176,8 +234,8 @@ func (r *Results) get(key string) (*table.Table, error, bool) {
 	if !ok {
 		return nil, nil, false
 	}
-	var ent resultEntry
-	if err := json.Unmarshal(raw, &ent); err != nil {
+	ent, tab, err := decodeEntry(raw)
+	if err != nil {
 		r.disk.Remove(key)
 		return nil, nil, false
 	}
@@ -185,7 +243,7 @@ func (r *Results) get(key string) (*table.Table, error, bool) {
 		return nil, &engine.Error{Class: ent.Class, Msg: ent.Msg}, true
 	}
 	var t table.Table
-	if err := t.UnmarshalBinary(ent.Table); err != nil {
+	if err := t.UnmarshalBinary(tab); err != nil {
 		r.disk.Remove(key)
 		return nil, nil, false
 	}
@@ -200,19 +258,75 @@ func (r *Results) put(key string, mat []byte, res *table.Table, class string, er
 			return
 		}
 		ent.Class, ent.Msg = class, err.Error()
-	} else {
-		b, merr := res.MarshalBinary()
-		if merr != nil {
-			return
-		}
-		ent.Table = b
 	}
-	raw, jerr := json.Marshal(ent)
-	if jerr != nil {
+	raw, eerr := encodeEntry(ent, res)
+	if eerr != nil {
 		return
 	}
 	r.disk.Put(key, raw)
 }
+
+// entryV2 starts an entry in the binary layout encodeEntry writes; an
+// entry of the first layout is a JSON object (it starts with '{') and is
+// still read.
+const entryV2 = 2
+
+// encodeEntry encodes an entry: entryV2, then the material, the error
+// class and message (each a uvarint length and the bytes), the creation
+// time (Unix nanoseconds, 8 bytes little endian), then the table's
+// MarshalBinary encoding to the end (nothing for an error). One buffer,
+// no JSON: a result costs its table's encoding and a copy.
+func encodeEntry(ent resultEntry, res *table.Table) ([]byte, error) {
+	b := make([]byte, 0, 1+3*binary.MaxVarintLen64+len(ent.Material)+len(ent.Class)+len(ent.Msg)+8+256)
+	b = append(b, entryV2)
+	b = binary.AppendUvarint(b, uint64(len(ent.Material)))
+	b = append(b, ent.Material...)
+	for _, s := range []string{ent.Class, ent.Msg} {
+		b = binary.AppendUvarint(b, uint64(len(s)))
+		b = append(b, s...)
+	}
+	b = binary.LittleEndian.AppendUint64(b, uint64(ent.Created.UnixNano()))
+	if ent.Class == "" {
+		var err error
+		if b, err = res.AppendBinary(b); err != nil {
+			return nil, err
+		}
+	}
+	return b, nil
+}
+
+// decodeEntry decodes either layout of an entry; tab is the encoded table
+// (empty for an error).
+func decodeEntry(raw []byte) (ent resultEntry, tab []byte, err error) {
+	if len(raw) > 0 && raw[0] == '{' {
+		err = json.Unmarshal(raw, &ent)
+		return ent, ent.Table, err
+	}
+	if len(raw) == 0 || raw[0] != entryV2 {
+		return ent, nil, errCorruptEntry
+	}
+	b := raw[1:]
+	var parts [3][]byte
+	for i := range parts {
+		n, k := binary.Uvarint(b)
+		if k <= 0 || n > uint64(len(b)-k) {
+			return ent, nil, errCorruptEntry
+		}
+		parts[i], b = b[k:k+int(n)], b[k+int(n):]
+	}
+	if len(b) < 8 {
+		return ent, nil, errCorruptEntry
+	}
+	ent.Material = json.RawMessage(parts[0])
+	ent.Class, ent.Msg = string(parts[1]), string(parts[2])
+	ent.Created = time.Unix(0, int64(binary.LittleEndian.Uint64(b))).UTC()
+	if ent.Class != "" && len(b) > 8 {
+		return ent, nil, errCorruptEntry
+	}
+	return ent, b[8:], nil
+}
+
+var errCorruptEntry = errors.New("corrupt stage cache entry")
 
 // deterministic reports whether an engine error would recur for the same
 // query on the same data: a syntax, schema or execution error of the query
@@ -242,8 +356,8 @@ func (r *Results) Explain(key string) ([]byte, error) {
 	if !ok {
 		return nil, fmt.Errorf("no entry %q", key)
 	}
-	var ent resultEntry
-	if err := json.Unmarshal(raw, &ent); err != nil {
+	ent, tab, err := decodeEntry(raw)
+	if err != nil {
 		return nil, fmt.Errorf("entry %s is corrupt: %w", k, err)
 	}
 	out := map[string]any{"key": k, "material": ent.Material, "created": ent.Created}
@@ -251,7 +365,7 @@ func (r *Results) Explain(key string) ([]byte, error) {
 		out["error_class"], out["error"] = ent.Class, ent.Msg
 	} else {
 		var t table.Table
-		if t.UnmarshalBinary(ent.Table) == nil {
+		if t.UnmarshalBinary(tab) == nil {
 			out["columns"], out["rows"], out["truncated"] = t.Columns, len(t.Rows), t.Truncated
 			if len(t.Rows) > 5 {
 				t.Rows = t.Rows[:5]

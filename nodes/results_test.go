@@ -2,9 +2,12 @@ package nodes
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -169,5 +172,104 @@ func TestResultsCached(t *testing.T) {
 		if _, _, hit := r.cached(ctx, e, "execute", qf, ok); hit {
 			t.Errorf("a %s was stored and served again", name)
 		}
+	}
+}
+
+// TestResultsEntryLayouts: entries are written in the binary layout and
+// read back exactly (a table, an error, an empty table); entries of the
+// first layout (JSON) are still served and explained; a corrupt entry is
+// a miss and is removed.
+func TestResultsEntryLayouts(t *testing.T) {
+	disk, _ := store.Open(t.TempDir())
+	r := NewResults(disk, "v1")
+	e := &Engine{Block: &dsl.Engine{Name: "main", Kind: "sqlite"}}
+	tab := &table.Table{Columns: []table.Column{{Name: "x", Type: table.TypeAny}, {Name: "y", Type: table.TypeString}},
+		Rows: [][]table.Value{{int64(1), "a"}, {2.5, nil}, {[]byte{}, "é"}}, Truncated: true}
+	for name, c := range map[string]struct {
+		res *table.Table
+		err error
+	}{
+		"table":       {res: tab},
+		"empty table": {res: &table.Table{}},
+		"error":       {err: &engine.Error{Class: item.ClassSchema, Msg: "no such table: t"}},
+	} {
+		q := engine.Query{Text: "SELECT " + name, DB: "shop"}
+		key, mat := r.key(e, "execute", q)
+		class := engine.ClassOf(c.err)
+		r.put(key, mat, c.res, class, c.err)
+		raw, _ := disk.Get(key)
+		if len(raw) == 0 || raw[0] != entryV2 {
+			t.Fatalf("%s: not the binary layout: %q", name, raw)
+		}
+		res, err, ok := r.get(key)
+		if !ok {
+			t.Fatalf("%s: miss", name)
+		}
+		if c.err != nil {
+			if engine.ClassOf(err) != class || err.Error() != c.err.Error() || res != nil {
+				t.Errorf("%s: %v %v", name, res, err)
+			}
+		} else if err != nil || !reflect.DeepEqual(res, c.res) && !(len(c.res.Rows) == 0 && len(res.Rows) == 0) {
+			t.Errorf("%s: %+v %v, want %+v", name, res, err, c.res)
+		}
+		if x, err := r.Explain(key); err != nil || !strings.Contains(string(x), `"material"`) {
+			t.Errorf("%s: explain: %s %v", name, x, err)
+		}
+	}
+
+	// The first layout: JSON with the table base64-encoded.
+	q := engine.Query{Text: "SELECT old", DB: "shop"}
+	key, mat := r.key(e, "execute", q)
+	b, _ := tab.MarshalBinary()
+	old, _ := json.Marshal(resultEntry{Material: mat, Table: b, Created: time.Now().UTC()})
+	disk.Put(key, old)
+	if res, err, ok := r.get(key); !ok || err != nil || !reflect.DeepEqual(res, tab) {
+		t.Errorf("first layout: %v %v %v", ok, res, err)
+	}
+	if x, err := r.Explain(key); err != nil || !strings.Contains(string(x), `"rows": 3`) {
+		t.Errorf("first layout, explain: %s %v", x, err)
+	}
+	qe := engine.Query{Text: "SELECT old error", DB: "shop"}
+	key, mat = r.key(e, "execute", qe)
+	old, _ = json.Marshal(resultEntry{Material: mat, Class: item.ClassSyntax, Msg: "near x", Created: time.Now().UTC()})
+	disk.Put(key, old)
+	if _, err, ok := r.get(key); !ok || engine.ClassOf(err) != item.ClassSyntax || err.Error() != "near x" {
+		t.Errorf("first layout, error: %v %v", ok, err)
+	}
+
+	// Corrupt: cut short.
+	qc := engine.Query{Text: "SELECT cut", DB: "shop"}
+	key, mat = r.key(e, "execute", qc)
+	r.put(key, mat, tab, item.ClassNone, nil)
+	raw, _ := disk.Get(key)
+	disk.Put(key, raw[:len(raw)-3])
+	if _, _, ok := r.get(key); ok {
+		t.Error("a cut entry was served")
+	}
+	if _, ok := disk.Get(key); ok {
+		t.Error("a cut entry was not removed")
+	}
+}
+
+// TestMaterialJSON: the key material is json.Marshal's bytes, so keys of
+// caches written before stay valid.
+func TestMaterialJSON(t *testing.T) {
+	strs := []string{"", "SELECT 1", `SELECT "a" FROM t WHERE b = 'c\d'`, "a<b>&c", "tab\there\nnl", "é ü 中文", "\xff\xfe bad utf-8",
+		"\u2028\u2029", "\x7f del", "sha256:" + strings.Repeat("ab", 32), "name:/tmp/x y.sqlite"}
+	opts := []map[string]any{nil, {}, {"immutable": true}, {"dsn": "postgres://u@h/db", "max_databases": 3.0, "list": []any{"a", 1}}}
+	for i, q := range strs {
+		for j, o := range opts {
+			m := material{V: 1, Evalflow: strs[(i+1)%len(strs)], Op: "execute", Kind: strs[(i+j)%len(strs)], Options: o,
+				ReadOnly: j%2 == 0, DB: strs[(i+2)%len(strs)], Query: q, MaxRows: i*1000 - 3}
+			want, _ := json.Marshal(m)
+			if got := m.appendJSON(nil); string(got) != string(want) {
+				t.Errorf("material %d/%d:\n got %s\nwant %s", i, j, got, want)
+			}
+		}
+	}
+	bad := material{V: 1, Options: map[string]any{"f": func() {}}}
+	want, _ := json.Marshal(bad)
+	if got := bad.appendJSON(nil); string(got) != string(want) {
+		t.Errorf("unencodable options: %q, want %q", got, want)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Operator tables of process_sql.py; an id is the index in its table.
@@ -328,10 +329,12 @@ func (p *parser) parseTableUnit(idx int) (int, string, string) {
 
 // pyFloat matches the strings Python's float() accepts (after strip; a
 // token never has surrounding whitespace).
-var pyFloat = regexp.MustCompile(`^[+-]?(?:(?:\d(?:_?\d)*)?\.?\d(?:_?\d)*(?:[eE][+-]?\d(?:_?\d)*)?|\d(?:_?\d)*\.(?:[eE][+-]?\d(?:_?\d)*)?|(?i:inf|infinity|nan))$`)
+var pyFloat = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[+-]?(?:(?:\d(?:_?\d)*)?\.?\d(?:_?\d)*(?:[eE][+-]?\d(?:_?\d)*)?|\d(?:_?\d)*\.(?:[eE][+-]?\d(?:_?\d)*)?|(?i:inf|infinity|nan))$`)
+})
 
 func parsePyFloat(s string) (float64, bool) {
-	if !pyFloat.MatchString(s) {
+	if !pyFloat().MatchString(s) {
 		return 0, false
 	}
 	f, err := strconv.ParseFloat(strings.ReplaceAll(s, "_", ""), 64)
@@ -567,7 +570,7 @@ func (p *parser) parseOrderBy(idx int, defaults []string) (int, *OrderBy) {
 }
 
 // pyInt matches what Python's int() accepts for a base-10 token.
-var pyInt = regexp.MustCompile(`^[+-]?\d(?:_?\d)*$`)
+var pyInt = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[+-]?\d(?:_?\d)*$`) })
 
 func (p *parser) parseLimit(idx int) (int, *string) {
 	if !p.clauseStart(idx, "limit") {
@@ -575,7 +578,7 @@ func (p *parser) parseLimit(idx int) (int, *string) {
 	}
 	idx += 2
 	t := p.tok(idx - 1)
-	if !pyInt.MatchString(t) {
+	if !pyInt().MatchString(t) {
 		fail("invalid literal for int(): %q", t)
 	}
 	n, ok := new(big.Int).SetString(strings.ReplaceAll(t, "_", ""), 10)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 	"unicode"
 )
 
@@ -99,49 +100,60 @@ type subst struct {
 	repl string
 }
 
-var (
-	startingQuotes = []subst{
-		{regexp.MustCompile("([«“‘„]|[`]+)"), " $1 "},
-		{regexp.MustCompile(`^"`), "``"},
-		{regexp.MustCompile("(``)"), " $1 "},
-		{regexp.MustCompile(`([ \(\[{<])("|'{2})`), "$1 `` "},
+// tokenizer holds the word tokenizer's patterns, compiled at first use:
+// every command links this package, few tokenize.
+type tokenizer struct {
+	startingQuotes, punctuation1, endingQuotes []subst
+	parensBrackets, doubleDashes               subst
+	contractions2, contractions3               []*regexp.Regexp
+	wanna, apostropheWord                      *regexp.Regexp
+}
+
+var tok = sync.OnceValue(func() *tokenizer {
+	return &tokenizer{
+		startingQuotes: []subst{
+			{regexp.MustCompile("([«“‘„]|[`]+)"), " $1 "},
+			{regexp.MustCompile(`^"`), "``"},
+			{regexp.MustCompile("(``)"), " $1 "},
+			{regexp.MustCompile(`([ \(\[{<])("|'{2})`), "$1 `` "},
+		},
+		punctuation1: []subst{
+			{regexp.MustCompile(`([^\.])(\.)([` + closers + `]*)[` + pyWS + `]*$`), "$1 $2 $3 "},
+			{regexp.MustCompile(`([:,])([^\p{Nd}])`), " $1 $2"},
+			{regexp.MustCompile(`([:,])$`), " $1 "},
+			{regexp.MustCompile(`\.{2,}`), " $0 "},
+			{regexp.MustCompile(`[;@#$%&]`), " $0 "},
+			{regexp.MustCompile(`([^\.])(\.)([\]\)}>"']*)[` + pyWS + `]*$`), "$1 $2$3 "},
+			{regexp.MustCompile(`[?!]`), " $0 "},
+			{regexp.MustCompile(`([^'])' `), "$1 ' "},
+			{regexp.MustCompile(`[*]`), " $0 "},
+		},
+		parensBrackets: subst{regexp.MustCompile(`[\]\[\(\)\{\}\<\>]`), " $0 "},
+		doubleDashes:   subst{regexp.MustCompile(`--`), " -- "},
+		endingQuotes: []subst{
+			{regexp.MustCompile("([»”’])"), " $1 "},
+			{regexp.MustCompile(`''`), " '' "},
+			{regexp.MustCompile(`"`), " '' "},
+			{regexp.MustCompile(`([^' ])('[sS]|'[mM]|'[dD]|') `), "$1 $2 "},
+			{regexp.MustCompile(`([^' ])('ll|'LL|'re|'RE|'ve|'VE|n't|N'T) `), "$1 $2 "},
+		},
+		contractions2: []*regexp.Regexp{
+			regexp.MustCompile(`(?i)\b(can)(not)\b`),
+			regexp.MustCompile(`(?i)\b(d)('ye)\b`),
+			regexp.MustCompile(`(?i)\b(gim)(me)\b`),
+			regexp.MustCompile(`(?i)\b(gon)(na)\b`),
+			regexp.MustCompile(`(?i)\b(got)(ta)\b`),
+			regexp.MustCompile(`(?i)\b(lem)(me)\b`),
+			regexp.MustCompile(`(?i)\b(more)('n)\b`),
+		},
+		wanna: regexp.MustCompile(`(?i)\b(wan)(na)`),
+		contractions3: []*regexp.Regexp{
+			regexp.MustCompile(`(?i) ('t)(is)\b`),
+			regexp.MustCompile(`(?i) ('t)(was)\b`),
+		},
+		apostropheWord: regexp.MustCompile(`(?i)(')(\w)\b`),
 	}
-	punctuation1 = []subst{
-		{regexp.MustCompile(`([^\.])(\.)([` + closers + `]*)[` + pyWS + `]*$`), "$1 $2 $3 "},
-		{regexp.MustCompile(`([:,])([^\p{Nd}])`), " $1 $2"},
-		{regexp.MustCompile(`([:,])$`), " $1 "},
-		{regexp.MustCompile(`\.{2,}`), " $0 "},
-		{regexp.MustCompile(`[;@#$%&]`), " $0 "},
-		{regexp.MustCompile(`([^\.])(\.)([\]\)}>"']*)[` + pyWS + `]*$`), "$1 $2$3 "},
-		{regexp.MustCompile(`[?!]`), " $0 "},
-		{regexp.MustCompile(`([^'])' `), "$1 ' "},
-		{regexp.MustCompile(`[*]`), " $0 "},
-	}
-	parensBrackets = subst{regexp.MustCompile(`[\]\[\(\)\{\}\<\>]`), " $0 "}
-	doubleDashes   = subst{regexp.MustCompile(`--`), " -- "}
-	endingQuotes   = []subst{
-		{regexp.MustCompile("([»”’])"), " $1 "},
-		{regexp.MustCompile(`''`), " '' "},
-		{regexp.MustCompile(`"`), " '' "},
-		{regexp.MustCompile(`([^' ])('[sS]|'[mM]|'[dD]|') `), "$1 $2 "},
-		{regexp.MustCompile(`([^' ])('ll|'LL|'re|'RE|'ve|'VE|n't|N'T) `), "$1 $2 "},
-	}
-	contractions2 = []*regexp.Regexp{
-		regexp.MustCompile(`(?i)\b(can)(not)\b`),
-		regexp.MustCompile(`(?i)\b(d)('ye)\b`),
-		regexp.MustCompile(`(?i)\b(gim)(me)\b`),
-		regexp.MustCompile(`(?i)\b(gon)(na)\b`),
-		regexp.MustCompile(`(?i)\b(got)(ta)\b`),
-		regexp.MustCompile(`(?i)\b(lem)(me)\b`),
-		regexp.MustCompile(`(?i)\b(more)('n)\b`),
-	}
-	wanna         = regexp.MustCompile(`(?i)\b(wan)(na)`)
-	contractions3 = []*regexp.Regexp{
-		regexp.MustCompile(`(?i) ('t)(is)\b`),
-		regexp.MustCompile(`(?i) ('t)(was)\b`),
-	}
-	apostropheWord = regexp.MustCompile(`(?i)(')(\w)\b`)
-)
+})
 
 // wordTokenize is nltk.word_tokenize(text, preserve_line=True): NLTK 3.8's
 // NLTKWordTokenizer on the whole text as one sentence. (Without
@@ -149,24 +161,25 @@ var (
 // reference outputs in ../shared/data/spider were produced with
 // preserve_line=True and reproduce byte for byte.)
 func wordTokenize(text string) []string {
-	for _, s := range startingQuotes {
+	t := tok()
+	for _, s := range t.startingQuotes {
 		text = s.re.ReplaceAllString(text, s.repl)
 	}
 	text = apostropheRule(text)
-	for _, s := range punctuation1 {
+	for _, s := range t.punctuation1 {
 		text = s.re.ReplaceAllString(text, s.repl)
 	}
-	text = parensBrackets.re.ReplaceAllString(text, parensBrackets.repl)
-	text = doubleDashes.re.ReplaceAllString(text, doubleDashes.repl)
+	text = t.parensBrackets.re.ReplaceAllString(text, t.parensBrackets.repl)
+	text = t.doubleDashes.re.ReplaceAllString(text, t.doubleDashes.repl)
 	text = " " + text + " "
-	for _, s := range endingQuotes {
+	for _, s := range t.endingQuotes {
 		text = s.re.ReplaceAllString(text, s.repl)
 	}
-	for _, re := range contractions2 {
+	for _, re := range t.contractions2 {
 		text = re.ReplaceAllString(text, " $1 $2 ")
 	}
 	text = wannaRule(text)
-	for _, re := range contractions3 {
+	for _, re := range t.contractions3 {
 		text = re.ReplaceAllString(text, " $1 $2 ")
 	}
 	return strings.FieldsFunc(text, pyIsSpace)
@@ -180,7 +193,7 @@ func apostropheRule(text string) string {
 	}
 	var b strings.Builder
 	last := 0
-	for _, m := range apostropheWord.FindAllStringSubmatchIndex(text, -1) {
+	for _, m := range tok().apostropheWord.FindAllStringSubmatchIndex(text, -1) {
 		rest := strings.ToLower(text[m[0]+1:])
 		skip := false
 		for _, p := range []string{"re", "ve", "ll", "m", "t", "s", "d", "n"} {
@@ -205,7 +218,7 @@ func apostropheRule(text string) string {
 func wannaRule(text string) string {
 	var b strings.Builder
 	last := 0
-	for _, m := range wanna.FindAllStringSubmatchIndex(text, -1) {
+	for _, m := range tok().wanna.FindAllStringSubmatchIndex(text, -1) {
 		if m[1] >= len(text) {
 			continue
 		}

@@ -15,6 +15,7 @@
 package sqltext
 
 import (
+	"iter"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -67,114 +68,155 @@ const (
 func Lex(sql string) []Token { return lex(sql, sqlite) }
 
 func isWordRune(r rune) bool {
-	return r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.Mn, r)
+	if r < utf8.RuneSelf {
+		return r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9'
+	}
+	return unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.Mn, r)
 }
 
 func lex(s string, d dialect) []Token {
-	var toks []Token
-	i := 0
-	emit := func(k Kind, end int) {
+	// Most SQL has a token every few bytes: sized once, the slice rarely
+	// grows.
+	return appendTokens(make([]Token, 0, len(s)/4+4), s, d)
+}
+
+// Tokens yields Lex's tokens of sql one by one, without building a slice:
+// for a caller that looks at each token once.
+func Tokens(sql string) iter.Seq[Token] {
+	return func(yield func(Token) bool) {
+		for i := 0; i < len(sql); {
+			k, end := scan(sql, i, sqlite)
+			if !yield(Token{Kind: k, Text: sql[i:end], Pos: i}) {
+				return
+			}
+			i = end
+		}
+	}
+}
+
+// AppendTokens appends the tokens of sql (Lex's) to dst and returns the
+// extended slice, so that a caller lexing many texts can reuse one buffer.
+func AppendTokens(dst []Token, sql string) []Token { return appendTokens(dst, sql, sqlite) }
+
+func appendTokens(toks []Token, s string, d dialect) []Token {
+	for i := 0; i < len(s); {
+		k, end := scan(s, i, d)
 		toks = append(toks, Token{Kind: k, Text: s[i:end], Pos: i})
 		i = end
 	}
-	for i < len(s) {
-		c := s[i]
-		r, size := utf8.DecodeRuneInString(s[i:])
+	return toks
+}
+
+// scan reads the token that starts at s[i] (i < len(s)) and returns its
+// kind and end. The lexer is this function called until the input ends.
+func scan(s string, i int, d dialect) (Kind, int) {
+	c := s[i]
+	switch {
+	case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v':
+		j := i + 1
+		for j < len(s) && isSpaceByte(s[j]) {
+			j++
+		}
+		return Space, j
+	case c == '-' && strings.HasPrefix(s[i:], "--"), d == sqlparse && strings.HasPrefix(s[i:], "# "):
+		j := strings.IndexByte(s[i:], '\n')
+		if j < 0 {
+			return Comment, len(s)
+		}
+		return Comment, i + j + 1
+	case c == '/' && strings.HasPrefix(s[i:], "/*"):
+		j := strings.Index(s[i+2:], "*/")
 		switch {
-		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v':
-			j := i + 1
-			for j < len(s) && strings.IndexByte(" \t\n\r\f\v", s[j]) >= 0 {
-				j++
-			}
-			emit(Space, j)
-		case c == '-' && strings.HasPrefix(s[i:], "--"), d == sqlparse && strings.HasPrefix(s[i:], "# "):
-			j := strings.IndexByte(s[i:], '\n')
-			if j < 0 {
-				emit(Comment, len(s))
-			} else {
-				emit(Comment, i+j+1)
-			}
-		case c == '/' && strings.HasPrefix(s[i:], "/*"):
-			j := strings.Index(s[i+2:], "*/")
-			switch {
-			case j >= 0:
-				emit(Comment, i+2+j+2)
-			case d == sqlparse:
-				emit(Operator, i+1)
-			default:
-				emit(Comment, len(s))
-			}
-		case c == '\'' || c == '"' || c == '`':
-			kind := Quoted
-			if c == '\'' {
-				kind = String
-			}
-			end, ok := closeQuote(s, i, c, d == sqlparse && c != '`')
-			switch {
-			case ok:
-				emit(kind, end)
-			case d == sqlparse:
-				emit(Operator, i+1)
-			default:
-				emit(kind, len(s))
-			}
-		case c == '[':
-			j := strings.IndexByte(s[i+1:], ']')
-			switch {
-			case d == sqlite && j >= 0:
-				emit(Quoted, i+1+j+1)
-			case d == sqlite:
-				emit(Quoted, len(s))
-			case j > 0 && !afterNameChar(s, i) && !strings.ContainsRune(s[i+1:i+1+j], '['):
-				emit(Quoted, i+1+j+1)
-			default:
-				emit(Punct, i+1)
-			}
-		case c >= '0' && c <= '9' || c == '.' && i+1 < len(s) && s[i+1] >= '0' && s[i+1] <= '9':
-			j := i
+		case j >= 0:
+			return Comment, i + 2 + j + 2
+		case d == sqlparse:
+			return Operator, i + 1
+		default:
+			return Comment, len(s)
+		}
+	case c == '\'' || c == '"' || c == '`':
+		kind := Quoted
+		if c == '\'' {
+			kind = String
+		}
+		end, ok := closeQuote(s, i, c, d == sqlparse && c != '`')
+		switch {
+		case ok:
+			return kind, end
+		case d == sqlparse:
+			return Operator, i + 1
+		default:
+			return kind, len(s)
+		}
+	case c == '[':
+		j := strings.IndexByte(s[i+1:], ']')
+		switch {
+		case d == sqlite && j >= 0:
+			return Quoted, i + 1 + j + 1
+		case d == sqlite:
+			return Quoted, len(s)
+		case j > 0 && !afterNameChar(s, i) && !strings.ContainsRune(s[i+1:i+1+j], '['):
+			return Quoted, i + 1 + j + 1
+		default:
+			return Punct, i + 1
+		}
+	case c >= '0' && c <= '9' || c == '.' && i+1 < len(s) && s[i+1] >= '0' && s[i+1] <= '9':
+		j := i
+		for j < len(s) && s[j] >= '0' && s[j] <= '9' {
+			j++
+		}
+		if j < len(s) && s[j] == '.' {
+			j++
 			for j < len(s) && s[j] >= '0' && s[j] <= '9' {
 				j++
 			}
-			if j < len(s) && s[j] == '.' {
-				j++
-				for j < len(s) && s[j] >= '0' && s[j] <= '9' {
-					j++
-				}
+		}
+		if j < len(s) && (s[j] == 'e' || s[j] == 'E') {
+			k := j + 1
+			if k < len(s) && (s[k] == '+' || s[k] == '-') {
+				k++
 			}
-			if j < len(s) && (s[j] == 'e' || s[j] == 'E') {
-				k := j + 1
-				if k < len(s) && (s[k] == '+' || s[k] == '-') {
+			if k < len(s) && s[k] >= '0' && s[k] <= '9' {
+				for k < len(s) && s[k] >= '0' && s[k] <= '9' {
 					k++
 				}
-				if k < len(s) && s[k] >= '0' && s[k] <= '9' {
-					for k < len(s) && s[k] >= '0' && s[k] <= '9' {
-						k++
-					}
-					j = k
-				}
+				j = k
 			}
-			if nr, _ := utf8.DecodeRuneInString(s[j:]); j < len(s) && (isWordRune(nr) || nr == '$') {
-				// 12abc is one word to both SQLite and sqlparse.
-				emit(Word, wordEnd(s, j))
-			} else {
-				emit(Number, j)
-			}
-		case isWordRune(r):
-			emit(Word, wordEnd(s, i+size))
-		case strings.IndexByte("(),;.", c) >= 0:
-			emit(Punct, i+1)
-		default:
-			emit(Operator, i+size)
 		}
+		if j < len(s) {
+			if nr, _ := decodeRune(s, j); isWordRune(nr) || nr == '$' {
+				// 12abc is one word to both SQLite and sqlparse.
+				return Word, wordEnd(s, j)
+			}
+		}
+		return Number, j
+	case strings.IndexByte("(),;.", c) >= 0:
+		return Punct, i + 1
 	}
-	return toks
+	r, size := decodeRune(s, i)
+	if isWordRune(r) {
+		return Word, wordEnd(s, i+size)
+	}
+	return Operator, i + size
+}
+
+func isSpaceByte(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'
+}
+
+// decodeRune is utf8.DecodeRuneInString(s[i:]) with an ASCII fast path.
+func decodeRune(s string, i int) (rune, int) {
+	if c := s[i]; c < utf8.RuneSelf {
+		return rune(c), 1
+	}
+	return utf8.DecodeRuneInString(s[i:])
 }
 
 // wordEnd returns the end of the word that continues at j: word runes and $
 // (SQLite and sqlparse both allow $ inside identifiers; sqlparse also #).
 func wordEnd(s string, j int) int {
 	for j < len(s) {
-		r, size := utf8.DecodeRuneInString(s[j:])
+		r, size := decodeRune(s, j)
 		if !isWordRune(r) && r != '$' && r != '#' {
 			break
 		}
@@ -214,40 +256,4 @@ func closeQuote(s string, i int, q byte, backslash bool) (int, bool) {
 		}
 	}
 	return 0, false
-}
-
-// statements splits toks at each ';' at parenthesis depth 0. Each returned
-// slice includes its terminating ';'. Whitespace and comments after the last
-// ';' form a final statement that has no significant token.
-func statements(toks []Token) [][]Token {
-	var out [][]Token
-	depth, start := 0, 0
-	for i, t := range toks {
-		switch {
-		case t.Kind == Punct && t.Text == "(":
-			depth++
-		case t.Kind == Punct && t.Text == ")":
-			if depth > 0 {
-				depth--
-			}
-		case t.Kind == Punct && t.Text == ";" && depth == 0:
-			out = append(out, toks[start:i+1])
-			start = i + 1
-		}
-	}
-	if start < len(toks) {
-		out = append(out, toks[start:])
-	}
-	return out
-}
-
-// significant returns the tokens that are neither whitespace nor comments.
-func significant(toks []Token) []Token {
-	var out []Token
-	for _, t := range toks {
-		if t.Significant() {
-			out = append(out, t)
-		}
-	}
-	return out
 }

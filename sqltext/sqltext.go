@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"unicode/utf8"
 )
 
 // HasTopLevelOrderBy reports whether the outermost query of sql's first
@@ -14,26 +15,33 @@ import (
 // identifier or a comment does not count. An ORDER BY after the last SELECT
 // of a compound query (UNION …) orders the whole result and does count.
 func HasTopLevelOrderBy(sql string) bool {
-	stmts := statements(Lex(sql))
-	for _, st := range stmts {
-		sig := significant(st)
-		if len(sig) == 0 {
+	// One pass over the tokens, none kept: the first statement is the
+	// text up to the first ';' at depth 0 (a statement of only whitespace
+	// and comments has no ';' and is the end of the input).
+	depth, order := 0, false
+	for i := 0; i < len(sql); {
+		k, end := scan(sql, i, sqlite)
+		t := Token{Kind: k, Text: sql[i:end], Pos: i}
+		i = end
+		if !t.Significant() {
 			continue
 		}
-		depth := 0
-		for i, t := range sig {
-			switch {
-			case t.Kind == Punct && t.Text == "(":
-				depth++
-			case t.Kind == Punct && t.Text == ")":
-				if depth > 0 {
-					depth--
-				}
-			case depth == 0 && t.IsWord("ORDER") && i+1 < len(sig) && sig[i+1].IsWord("BY"):
-				return true
-			}
+		if order && t.IsWord("BY") {
+			return true
 		}
-		return false
+		order = false
+		switch {
+		case t.Kind == Punct && t.Text == "(":
+			depth++
+		case t.Kind == Punct && t.Text == ")":
+			if depth > 0 {
+				depth--
+			}
+		case t.Kind == Punct && t.Text == ";" && depth == 0:
+			return false
+		case depth == 0 && t.IsWord("ORDER"):
+			order = true
+		}
 	}
 	return false
 }
@@ -66,7 +74,29 @@ var curYear = sync.OnceValue(func() *regexp.Regexp {
 // execution: YEAR(CURDATE()) (any case and spacing, with the whitespace that
 // follows) becomes 2020.
 func ReplaceCurYear(sql string) string {
+	if !containsFold(sql, "curdate") {
+		return sql // the pattern needs CURDATE: nothing to replace
+	}
 	return curYear().ReplaceAllString(sql, "2020")
+}
+
+// containsFold reports whether s contains sub (lower-case ASCII letters)
+// in any ASCII case, as (?i) matches it: Unicode folding adds to the ASCII
+// letters only the Kelvin sign (k) and ſ (s), so sub must hold neither k
+// nor s.
+func containsFold(s, sub string) bool {
+	for i := 0; i+len(sub) <= len(s); i++ {
+		j := 0
+		for ; j < len(sub); j++ {
+			if c := s[i+j]; c != sub[j] && c+('a'-'A') != sub[j] {
+				break
+			}
+		}
+		if j == len(sub) {
+			return true
+		}
+	}
+	return false
 }
 
 // StripDistinct reproduces test-suite's remove_distinct,
@@ -88,12 +118,26 @@ func ReplaceCurYear(sql string) string {
 // (sqlparse.parse returns no statement for empty or all-whitespace text),
 // StripDistinct returns the input unchanged.
 func StripDistinct(sql string) string {
-	toks := firstStatementSqlparse(lex(sql, sqlparse))
+	buf := getBufs()
+	defer putBufs(buf)
+	buf.toks = appendTokens(buf.toks, sql, sqlparse)
+	toks := firstStatementSqlparse(buf.toks)
 	if len(toks) == 0 {
 		return sql
 	}
+	last := toks[len(toks)-1]
+	n := 0
+	for _, t := range toks {
+		if t.Kind == Word && strings.EqualFold(t.Text, "distinct") {
+			n += len(t.Text)
+		}
+	}
+	if n == 0 {
+		// The tokens' texts concatenate back to the input they cover.
+		return sql[:last.Pos+len(last.Text)]
+	}
 	var b strings.Builder
-	b.Grow(len(sql))
+	b.Grow(last.Pos + len(last.Text) - n)
 	for _, t := range toks {
 		if t.Kind == Word && strings.EqualFold(t.Text, "distinct") {
 			continue
@@ -140,6 +184,26 @@ var readOnlyFirst = map[string]bool{"SELECT": true, "VALUES": true}
 // they make the statement (or a data-modifying CTE) not read-only.
 var writers = map[string]bool{"INSERT": true, "UPDATE": true, "DELETE": true, "REPLACE": true, "MERGE": true, "UPSERT": true}
 
+// upperIn reports whether set holds strings.ToUpper(w), without
+// allocating for a short ASCII word.
+func upperIn(set map[string]bool, w string) bool {
+	var b [16]byte
+	if len(w) <= len(b) {
+		for i := 0; i < len(w); i++ {
+			c := w[i]
+			if c >= utf8.RuneSelf {
+				return set[strings.ToUpper(w)]
+			}
+			if 'a' <= c && c <= 'z' {
+				c -= 'a' - 'A'
+			}
+			b[i] = c
+		}
+		return set[string(b[:len(w)])]
+	}
+	return set[strings.ToUpper(w)]
+}
+
 // ReadOnly reports whether sql is exactly one read-only query, and when it
 // is not, a reason a person can act on. Accepted: one statement (a trailing
 // ';' and comments anywhere are fine) whose first keyword is SELECT or
@@ -153,32 +217,93 @@ var writers = map[string]bool{"INSERT": true, "UPDATE": true, "DELETE": true, "R
 // It is a lexical check meant to stop accidents, not a sandbox: engines
 // must still open databases read-only.
 func ReadOnly(sql string) (ok bool, reason string) {
-	var stmts [][]Token
-	for _, st := range statements(Lex(sql)) {
-		if sig := significant(st); len(sig) > 0 && !(len(sig) == 1 && sig[0].Text == ";") {
-			stmts = append(stmts, sig)
+	buf := getBufs()
+	defer putBufs(buf)
+	buf.toks = appendTokens(buf.toks, sql, sqlite)
+	return readOnly(buf.toks, &buf.sig)
+}
+
+// ReadOnlyTokens is ReadOnly of the text toks cover: toks are Lex's tokens
+// of a text (all of them, whitespace and comments included), possibly
+// with a Word's Text changed, which is read as that word.
+func ReadOnlyTokens(toks []Token) (ok bool, reason string) {
+	buf := getBufs()
+	defer putBufs(buf)
+	return readOnly(toks, &buf.sig)
+}
+
+// readOnly is ReadOnly on toks; sig is scratch space.
+func readOnly(toks []Token, sigBuf *[]Token) (bool, string) {
+	// Statements end at each ';' at parenthesis depth 0; those with no
+	// significant token but their ';' are empty. Only the first non-empty
+	// one is looked at, unless there are several.
+	stmts := 0
+	var sig []Token
+	note := func(st []Token) {
+		n, only := 0, ""
+		for _, t := range st {
+			if t.Significant() {
+				n++
+				only = t.Text
+				if n > 1 {
+					break
+				}
+			}
+		}
+		if n == 0 || n == 1 && only == ";" {
+			return
+		}
+		stmts++
+		if stmts == 1 {
+			sig = (*sigBuf)[:0]
+			for _, t := range st {
+				if t.Significant() {
+					sig = append(sig, t)
+				}
+			}
+			*sigBuf = sig
 		}
 	}
-	switch {
-	case len(stmts) == 0:
-		return false, "the query is empty"
-	case len(stmts) > 1:
-		return false, fmt.Sprintf("statement 2 of %d: multiple statements are not allowed", len(stmts))
+	depth, start := 0, 0
+	for i, t := range toks {
+		if t.Kind != Punct {
+			continue
+		}
+		switch t.Text {
+		case "(":
+			depth++
+		case ")":
+			if depth > 0 {
+				depth--
+			}
+		case ";":
+			if depth == 0 {
+				note(toks[start : i+1])
+				start = i + 1
+			}
+		}
 	}
-	sig := stmts[0]
+	if start < len(toks) {
+		note(toks[start:])
+	}
+	switch {
+	case stmts == 0:
+		return false, "the query is empty"
+	case stmts > 1:
+		return false, fmt.Sprintf("statement 2 of %d: multiple statements are not allowed", stmts)
+	}
 	first := sig[0]
 	if first.Kind != Word {
 		return false, fmt.Sprintf("the query starts with %q, not with a keyword such as SELECT", first.Text)
 	}
-	kw := strings.ToUpper(first.Text)
 	// Data-modifying sub-statements: '(' followed by a writer keyword.
 	for i := 0; i+1 < len(sig); i++ {
-		if sig[i].Kind == Punct && sig[i].Text == "(" && sig[i+1].Kind == Word && writers[strings.ToUpper(sig[i+1].Text)] {
+		if sig[i].Kind == Punct && sig[i].Text == "(" && sig[i+1].Kind == Word && upperIn(writers, sig[i+1].Text) {
 			return false, fmt.Sprintf("%s inside parentheses modifies data; only read-only queries are allowed", strings.ToUpper(sig[i+1].Text))
 		}
 	}
-	main := kw
-	if kw == "WITH" {
+	main := first.Text // as written; compared through upperIn
+	if upperIn(with, first.Text) {
 		main = ""
 		depth := 0
 		for _, t := range sig[1:] {
@@ -190,9 +315,8 @@ func ReadOnly(sql string) (ok bool, reason string) {
 					depth--
 				}
 			case depth == 0 && t.Kind == Word:
-				u := strings.ToUpper(t.Text)
-				if readOnlyFirst[u] || writers[u] {
-					main = u
+				if upperIn(readOnlyFirst, t.Text) || upperIn(writers, t.Text) {
+					main = t.Text
 				}
 			}
 			if main != "" {
@@ -202,14 +326,14 @@ func ReadOnly(sql string) (ok bool, reason string) {
 		if main == "" {
 			return false, "WITH has no main SELECT statement"
 		}
-		if !readOnlyFirst[main] {
-			return false, fmt.Sprintf("WITH … %s is not a read-only query", main)
+		if !upperIn(readOnlyFirst, main) {
+			return false, fmt.Sprintf("WITH … %s is not a read-only query", strings.ToUpper(main))
 		}
 	}
-	if !readOnlyFirst[main] {
-		return false, fmt.Sprintf("%s is not a read-only query", kw)
+	if !upperIn(readOnlyFirst, main) {
+		return false, fmt.Sprintf("%s is not a read-only query", strings.ToUpper(first.Text))
 	}
-	depth := 0
+	depth = 0
 	for _, t := range sig {
 		switch {
 		case t.Kind == Punct && t.Text == "(":
@@ -225,13 +349,37 @@ func ReadOnly(sql string) (ok bool, reason string) {
 	return true, ""
 }
 
+var with = map[string]bool{"WITH": true}
+
 // Empty reports whether text holds no statement: only whitespace, comments
 // and semicolons.
 func Empty(text string) bool {
-	for _, t := range Lex(text) {
-		if t.Significant() && t.Text != ";" {
+	for i := 0; i < len(text); {
+		k, end := scan(text, i, sqlite)
+		if k != Space && k != Comment && text[i:end] != ";" {
 			return false
 		}
+		i = end
 	}
 	return true
+}
+
+// bufs is scratch space for the functions that lex a text and keep none
+// of its tokens.
+type bufs struct{ toks, sig []Token }
+
+var bufPool = sync.Pool{New: func() any { return &bufs{toks: make([]Token, 0, 256), sig: make([]Token, 0, 128)} }}
+
+func getBufs() *bufs { return bufPool.Get().(*bufs) }
+
+// putBufs returns b to the pool, dropping its references to the texts it
+// lexed (a huge buffer is left to the collector).
+func putBufs(b *bufs) {
+	if cap(b.toks) > 1<<16 || cap(b.sig) > 1<<16 {
+		return
+	}
+	clear(b.toks)
+	clear(b.sig)
+	b.toks, b.sig = b.toks[:0], b.sig[:0]
+	bufPool.Put(b)
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
 func TestLexRoundTrip(t *testing.T) {
@@ -202,6 +203,70 @@ func TestEmpty(t *testing.T) {
 	for _, s := range []string{"SELECT 1", "-- c\nx", "'str'"} {
 		if Empty(s) {
 			t.Errorf("Empty(%q) = true", s)
+		}
+	}
+}
+
+func TestReplaceCurYearFastPath(t *testing.T) {
+	for _, s := range []string{
+		"SELECT a FROM t", "", "SELECT CurDate()", "select year(curdate()) , 1", "YEAR ( CURDATE ( ) )x",
+		"SELECT year(curdat())", "YEAR(CURDATE())YEAR(curdate())", "curdatecurdate", "xCURDATE",
+	} {
+		want := curYear().ReplaceAllString(s, "2020")
+		if got := ReplaceCurYear(s); got != want {
+			t.Errorf("ReplaceCurYear(%q) = %q, want %q", s, got, want)
+		}
+	}
+}
+
+// TestTokensAndReadOnlyTokens: AppendTokens appends Lex's tokens;
+// ReadOnlyTokens on them (a word renamed included) is ReadOnly of the
+// text they spell.
+func TestTokensAndReadOnlyTokens(t *testing.T) {
+	for _, s := range []string{"SELECT 1", "SELECT (replace(a, 'x', 'y')) FROM t", "DELETE FROM t", "WITH c AS (SELECT 1) SELECT * FROM c; ", ""} {
+		var it []Token
+		for tok := range Tokens(s) {
+			it = append(it, tok)
+		}
+		if diff := cmp.Diff(Lex(s), it, cmpopts.EquateEmpty()); diff != "" {
+			t.Errorf("Tokens(%q) (-Lex +got):\n%s", s, diff)
+		}
+		buf := AppendTokens([]Token{{Text: "keep"}}, s)
+		if diff := cmp.Diff(Lex(s), buf[1:], cmpopts.EquateEmpty()); diff != "" || buf[0].Text != "keep" {
+			t.Errorf("AppendTokens(%q) (-Lex +got):\n%s", s, diff)
+		}
+		ok1, r1 := ReadOnly(s)
+		if ok2, r2 := ReadOnlyTokens(buf[1:]); ok1 != ok2 || r1 != r2 {
+			t.Errorf("ReadOnlyTokens(%q) = %v %q, ReadOnly %v %q", s, ok2, r2, ok1, r1)
+		}
+	}
+	toks := Lex("SELECT (replace(a, 'x', 'y')) FROM t")
+	for i := range toks {
+		if toks[i].IsWord("replace") {
+			toks[i].Text = "fn_" + toks[i].Text
+		}
+	}
+	if ok, reason := ReadOnlyTokens(toks); !ok {
+		t.Errorf("renamed writer word: %s", reason)
+	}
+}
+
+// TestNoAllocs: the checks that keep no token do not allocate.
+func TestNoAllocs(t *testing.T) {
+	q := `WITH bench_p1 AS (SELECT 1) SELECT DISTINCT c.name FROM city AS c WHERE c.state = "texas" ORDER BY c.population`
+	for name, f := range map[string]func(){
+		"Empty":                           func() { Empty(q) },
+		"ReadOnly":                        func() { ReadOnly(q) },
+		"HasTopLevelOrderBy":              func() { HasTopLevelOrderBy(q) },
+		"ReplaceCurYear":                  func() { ReplaceCurYear(q) },
+		"StripDistinct, nothing to strip": func() { StripDistinct("SELECT a FROM t") },
+		"Tokens": func() {
+			for range Tokens(q) {
+			}
+		},
+	} {
+		if n := testing.AllocsPerRun(20, f); n > 0 && !raceEnabled {
+			t.Errorf("%s: %v allocations", name, n)
 		}
 	}
 }

@@ -33,9 +33,9 @@ import (
 //	key    [keyLen]byte
 //	value  [valLen]byte
 //
-// all little endian. A record is appended with one write(2), so a process
-// killed at any moment leaves whole records and at most one torn record at
-// the end of its segment; a reader stops at the first record that does not
+// all little endian. Records are appended in batches of whole records,
+// each batch with one write(2), so a process killed at any moment leaves
+// whole records and at most one torn record at the end of its segment; a reader stops at the first record that does not
 // fit in the file or whose header or checksum is wrong, and Get verifies
 // the checksum of every record it serves.
 const (
@@ -65,17 +65,16 @@ func (h recHdr) size() int64 { return hdrSize + int64(h.keyLen) + int64(h.valLen
 // recordSize is the bytes one value of a key takes in a segment.
 func recordSize(keyLen, valLen int) int64 { return hdrSize + int64(keyLen) + int64(valLen) }
 
-// encodeRecord returns a whole record.
-func encodeRecord(kind uint8, key string, value []byte, ts int64) []byte {
-	b := make([]byte, hdrSize+len(key)+len(value))
-	b[4] = kind
-	b[5] = uint8(len(key))
-	binary.LittleEndian.PutUint32(b[8:], uint32(len(value)))
-	binary.LittleEndian.PutUint64(b[12:], uint64(ts))
-	copy(b[hdrSize:], key)
-	copy(b[hdrSize+len(key):], value)
-	binary.LittleEndian.PutUint32(b, crc32.Checksum(b[4:], castagnoli))
-	return b
+// appendRecord appends a whole record to dst.
+func appendRecord(dst []byte, kind uint8, key string, value []byte, ts int64) []byte {
+	at := len(dst)
+	dst = append(dst, 0, 0, 0, 0, kind, uint8(len(key)), 0, 0)
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(len(value)))
+	dst = binary.LittleEndian.AppendUint64(dst, uint64(ts))
+	dst = append(dst, key...)
+	dst = append(dst, value...)
+	binary.LittleEndian.PutUint32(dst[at:], crc32.Checksum(dst[at+4:], castagnoli))
+	return dst
 }
 
 // decodeHeader decodes and sanity-checks a header (b holds at least

@@ -166,12 +166,22 @@ func TestKillDuringPuts(t *testing.T) {
 // keys through one Store and through two Stores of one directory (each
 // writes its own segment, as two processes do), with rotation.
 func TestGoroutines(t *testing.T) {
+	for _, buffered := range []bool{false, true} {
+		t.Run(fmt.Sprint("buffered=", buffered), func(t *testing.T) { testGoroutines(t, buffered) })
+	}
+}
+
+func testGoroutines(t *testing.T, buffered bool) {
 	old := segmentBytes
 	segmentBytes = 64 << 10
 	defer func() { segmentBytes = old }()
 	dir := t.TempDir()
 	a, _ := Open(dir)
 	b, _ := Open(dir)
+	if buffered {
+		a.Buffer()
+		b.Buffer()
+	}
 	var wg sync.WaitGroup
 	for g := range 8 {
 		s := a
@@ -197,6 +207,11 @@ func TestGoroutines(t *testing.T) {
 		})
 	}
 	wg.Wait()
+	if buffered {
+		// What each wrote is on disk within flushEvery; Flush says when.
+		a.Flush()
+		b.Flush()
+	}
 	if len(segments(t, dir)) < 4 {
 		t.Errorf("no rotation: %v", segments(t, dir))
 	}
@@ -217,6 +232,9 @@ func TestGoroutines(t *testing.T) {
 	// b is still writing (its segment is locked): a GC of a to nothing
 	// leaves b's segment and so b's values.
 	b.Put(key(99999), value(99999))
+	if buffered {
+		b.Flush() // as its timer would, within flushEvery
+	}
 	a.GC(0)
 	if v, ok := b.Get(key(99999)); !ok || !bytes.Equal(v, value(99999)) {
 		t.Error("gc removed a segment another store is writing")
@@ -236,12 +254,35 @@ func TestSeesOtherWriters(t *testing.T) {
 		t.Fatal("hit in an empty store")
 	}
 	b, _ := Open(dir)
+	b.Buffer()
 	b.Put(key(1), value(1))
+	// b writes it within flushEvery (nobody calls Flush), a finds it at
+	// its next refresh.
+	start := time.Now()
+	found := false
+	for !found && time.Since(start) < 5*time.Second {
+		a.mu.Lock()
+		a.lastRefresh = time.Now().Add(-refreshEvery)
+		a.mu.Unlock()
+		var v []byte
+		if v, found = a.Get(key(1)); found && !bytes.Equal(v, value(1)) {
+			t.Fatal("another writer's value was served wrong")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if !found {
+		t.Error("another writer's value was not found")
+	} else {
+		t.Logf("found %v after the other's Put (flushEvery %v)", time.Since(start).Round(time.Millisecond), flushEvery)
+	}
+	// An unbuffered writer's value is in the file when Put returns.
+	w, _ := Open(dir)
+	w.Put(key(2), value(2))
 	a.mu.Lock()
 	a.lastRefresh = time.Now().Add(-refreshEvery)
 	a.mu.Unlock()
-	if v, ok := a.Get(key(1)); !ok || !bytes.Equal(v, value(1)) {
-		t.Error("another writer's value was not found")
+	if v, ok := a.Get(key(2)); !ok || !bytes.Equal(v, value(2)) {
+		t.Error("an unbuffered writer's value was not found at once")
 	}
 	// Removed by one, gone for the other after its next look.
 	b.Remove(key(1))
@@ -362,5 +403,71 @@ func TestGCMergesSmallSegments(t *testing.T) {
 	s.Close()
 	if _, _, err := s.GC(1 << 30); err != nil || len(segments(t, dir)) != 2 {
 		t.Errorf("gc under the bound rewrote %v (%v)", segments(t, dir), err)
+	}
+}
+
+// TestBatchedWrites: a buffered Store's Put is served by it at once and written
+// within flushEvery, without a Flush; flushBytes of values are written at
+// once; Close and GC write what waits; a Remove is written at once.
+func TestBatchedWrites(t *testing.T) {
+	dir := t.TempDir()
+	s, _ := Open(dir)
+	s.Buffer()
+	size := func() int64 {
+		t.Helper()
+		segs := segments(t, dir)
+		if len(segs) != 1 {
+			t.Fatalf("segments: %v", segs)
+		}
+		st, err := os.Stat(segs[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st.Size()
+	}
+	s.Put(key(1), value(1))
+	if v, ok := s.Get(key(1)); !ok || !bytes.Equal(v, value(1)) {
+		t.Fatal("a waiting value is not served by its store")
+	}
+	if n := size(); n != int64(len(segMagic)) {
+		t.Errorf("written before its batch: %d bytes", n)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for size() == int64(len(segMagic)) && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	if n := size(); n != recordSize(len(key(1)), len(value(1)))+int64(len(segMagic)) {
+		t.Errorf("after flushEvery: %d bytes", n)
+	}
+	// A batch of flushBytes goes at once.
+	before := size()
+	var batch int64
+	for i := 2; batch < flushBytes; i++ {
+		s.Put(key(i), value(i))
+		batch += recordSize(len(key(i)), len(value(i)))
+	}
+	if n := size(); n != before+batch {
+		t.Errorf("a full batch: %d bytes written, want %d", n-before, batch)
+	}
+	// Remove is written at once, so another process stops serving it.
+	s.Put(key(100000), value(7))
+	other, _ := Open(dir)
+	if _, ok := other.Get(key(1)); !ok {
+		t.Fatal("another store misses a written value")
+	}
+	s.Remove(key(1))
+	other.refresh(true)
+	if _, ok := other.Get(key(1)); ok {
+		t.Error("another store serves a removed value")
+	}
+	if _, ok := other.Get(key(100000)); !ok {
+		t.Error("the removal did not write what waited before it")
+	}
+	// Close writes what waits.
+	s.Put(key(100001), value(8))
+	s.Close()
+	other.refresh(true)
+	if v, ok := other.Get(key(100001)); !ok || !bytes.Equal(v, value(8)) {
+		t.Error("Close did not write a waiting value")
 	}
 }

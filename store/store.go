@@ -5,11 +5,12 @@
 //
 // A store is a directory of append-only segment files (segment.go): each
 // process appends the values it stores to a segment of its own, one record
-// with a length and a CRC-32C per value, written with one write(2) and no
-// fsync — the durability of a run directory's parts, which are renamed into
-// place without fsync either: a value survives the process being killed
-// at any moment, not a power loss; a record torn by either is detected by
-// its checksum or length and ignored, never served. Several evalflow
+// with a length and a CRC-32C per value, each value written with one
+// write(2) (or, for a buffered store, batches of them: Buffer) and no
+// fsync — the durability of a run directory's parts, which are renamed
+// into place without fsync either: a written value survives the process
+// being killed at any moment, not a power loss; a record torn by either is
+// detected by its checksum or length and ignored, never served. Several evalflow
 // processes share one store with no lock on the hot path: each writes only
 // its own segment (holding an flock on it while it does) and reads
 // everyone's. Two writers of one key write equivalent values (the key is a
@@ -51,9 +52,20 @@ const touchEvery = time.Hour
 // records other processes appended.
 const refreshEvery = time.Second
 
+// flushEvery is how long at most a stored value waits in memory before it
+// is written (and so found by other processes, and kept if this one is
+// killed); flushBytes of waiting records are written at once. One write(2)
+// per batch instead of one per value.
+const (
+	flushEvery = 50 * time.Millisecond
+	flushBytes = 64 << 10
+)
+
 // Store is one directory of values. Safe for concurrent use, also across
-// processes. Close releases its files; a Store that is never closed loses
-// nothing (every Put is in the file when it returns).
+// processes. Close releases its files. By default every Put is in the file
+// when it returns, so a Store that is never closed loses nothing; a
+// buffered Store (Buffer) writes its values in batches and loses at most
+// those of its last flushEvery.
 type Store struct {
 	dir                string
 	hits, misses, puts atomic.Int64
@@ -67,10 +79,17 @@ type Store struct {
 	loaded      bool // the directory has been scanned once
 	lastRefresh time.Time
 
-	wmu  sync.Mutex // guards w, wseg, woff; taken before mu
+	wmu  sync.Mutex // guards w, wseg, woff, pend, flushed, timer; taken before mu
 	w    *os.File   // this process's segment, flocked; nil until the first write
 	wseg *segment
-	woff int64
+	woff int64 // the segment's end, pend included
+	// pend holds the records appended since the last flush: they belong
+	// at offset flushed of the segment, and are served from here until
+	// then. timer flushes them flushEvery after the first one.
+	pend     []byte
+	flushed  int64
+	timer    *time.Timer
+	buffered bool
 
 	gcMu sync.Mutex // one GC, Clear at a time
 }
@@ -98,8 +117,85 @@ func Open(dir string) (*Store, error) {
 // Dir is the store's directory.
 func (s *Store) Dir() string { return s.dir }
 
-// Close closes this process's segment and every file the store holds
-// open. The Store stays usable: a later Put starts a new segment.
+// Buffer makes s write the values it stores in batches: a Put returns
+// once the value is in memory (served by s at once), and the values are
+// written with one write(2) per flushBytes of them, flushEvery after the
+// first of a batch at the latest, and by Flush, Close, GC and Clear. Other
+// processes find a value once it is written; a process killed before then
+// loses it (a cache only recomputes it). Fit for a cache whose entries
+// are cheap to recompute and many (the stage cache), not for one whose
+// entries cost money (model responses). Removals are always written at
+// once.
+func (s *Store) Buffer() {
+	s.wmu.Lock()
+	s.buffered = true
+	s.wmu.Unlock()
+}
+
+// Flush writes the values stored so far that are still waiting to be
+// written (see Buffer).
+func (s *Store) Flush() error {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	return s.flush()
+}
+
+// flush writes pend. A failed write ends this segment (readers stop at a
+// torn record, so it takes no more) and forgets the records it held.
+// Called with wmu held.
+func (s *Store) flush() error {
+	if s.timer != nil {
+		s.timer.Stop()
+		s.timer = nil
+	}
+	if len(s.pend) == 0 || s.w == nil {
+		return nil
+	}
+	n, err := s.w.Write(s.pend)
+	if err != nil {
+		g, from := s.wseg, s.flushed+int64(n)
+		s.pend = s.pend[:0]
+		s.closeWriter()
+		s.mu.Lock()
+		for k, l := range s.idx {
+			if l.seg == g && l.off >= from {
+				delete(s.idx, k)
+			}
+		}
+		s.mu.Unlock()
+		return fmt.Errorf("store: %w", err)
+	}
+	s.flushed += int64(n)
+	if cap(s.pend) > 4*flushBytes {
+		s.pend = nil // after a huge value
+	} else {
+		s.pend = s.pend[:0]
+	}
+	return nil
+}
+
+// pending returns the value of l's record if it is still waiting in pend;
+// in is false when the record is in the file.
+func (s *Store) pending(key string, l loc) (v []byte, in bool) {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	if l.seg == nil || l.seg != s.wseg || l.off < s.flushed {
+		return nil, false
+	}
+	b := s.pend[l.off-s.flushed:]
+	if int64(len(b)) < recordSize(len(key), int(l.valLen)) {
+		return nil, true
+	}
+	b = b[:recordSize(len(key), int(l.valLen))]
+	if string(b[hdrSize:hdrSize+len(key)]) != key {
+		return nil, true
+	}
+	return append([]byte(nil), b[hdrSize+len(key):]...), true
+}
+
+// Close writes what is waiting, closes this process's segment and every
+// file the store holds open. The Store stays usable: a later Put starts a
+// new segment.
 func (s *Store) Close() error {
 	s.wmu.Lock()
 	err := s.closeWriter()
@@ -161,16 +257,22 @@ func (s *Store) read(key string, l loc) ([]byte, bool) {
 			s.forget(key, l)
 			return nil, false
 		}
-		// Move it into this process's segment.
-		if s.append(kindPut, key, b, time.Now().UnixNano()) == nil {
+		// Move it into this process's segment (written before the old
+		// file goes).
+		if s.append(kindPut, key, b, time.Now().UnixNano()) == nil && s.Flush() == nil {
 			os.Remove(s.legacyPath(key))
 		}
 		return b, true
 	}
-	f, err := l.seg.file(s.dir)
-	var v []byte
-	if err == nil {
-		v, err = readRecord(f, l.off, key, l.valLen)
+	v, in := s.pending(key, l)
+	var err error
+	if !in {
+		var f *os.File
+		if f, err = l.seg.file(s.dir); err == nil {
+			v, err = readRecord(f, l.off, key, l.valLen)
+		}
+	} else if v == nil {
+		err = errGone
 	}
 	if err != nil {
 		s.forget(key, l)
@@ -206,10 +308,14 @@ func (s *Store) Remove(key string) {
 		s.forget(key, l)
 		return
 	}
+	// A removal is written at once: other processes must stop serving
+	// the value.
 	s.append(kindDel, key, nil, time.Now().UnixNano())
+	s.Flush()
 }
 
-// Put stores value under key, replacing any value there.
+// Put stores value under key, replacing any value there: written when
+// Put returns, or within flushEvery for a buffered Store (Buffer).
 func (s *Store) Put(key string, value []byte) error {
 	if !validKey(key) {
 		return fmt.Errorf("store: invalid key %q", key)
@@ -222,12 +328,13 @@ func (s *Store) Put(key string, value []byte) error {
 	return nil
 }
 
-// append writes one record to this process's segment and indexes it.
+// append adds one record to this process's segment (to pend, written by
+// flush) and indexes it.
 func (s *Store) append(kind uint8, key string, value []byte, ts int64) error {
-	rec := encodeRecord(kind, key, value, ts)
+	size := recordSize(len(key), len(value))
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
-	if s.w != nil && s.woff > int64(len(segMagic)) && s.woff+int64(len(rec)) > segmentBytes {
+	if s.w != nil && s.woff > int64(len(segMagic)) && s.woff+size > segmentBytes {
 		s.closeWriter()
 	}
 	if s.w == nil {
@@ -236,21 +343,20 @@ func (s *Store) append(kind uint8, key string, value []byte, ts int64) error {
 		}
 	}
 	off := s.woff
-	n, err := s.w.Write(rec)
-	if err != nil {
-		// A short write may have left a torn record: readers stop there,
-		// so this segment takes no more.
-		s.woff += int64(n)
-		s.closeWriter()
-		return fmt.Errorf("store: %w", err)
-	}
-	s.woff += int64(n)
+	s.pend = appendRecord(s.pend, kind, key, value, ts)
+	s.woff += size
 	s.mu.Lock()
 	if cur, ok := s.idx[key]; !ok || ts >= cur.ts {
 		s.idx[key] = loc{seg: s.wseg, off: off, valLen: uint32(len(value)), ts: ts, del: kind == kindDel}
 	}
 	s.wseg.scanned = max(s.wseg.scanned, s.woff)
 	s.mu.Unlock()
+	if !s.buffered || len(s.pend) >= flushBytes {
+		return s.flush()
+	}
+	if s.timer == nil {
+		s.timer = time.AfterFunc(flushEvery, func() { s.Flush() })
+	}
 	return nil
 }
 
@@ -286,7 +392,7 @@ func (s *Store) openWriter() error {
 		return fmt.Errorf("store: %w", err)
 	}
 	g := &segment{name: name, scanned: int64(len(segMagic))}
-	s.w, s.wseg, s.woff = f, g, int64(len(segMagic))
+	s.w, s.wseg, s.woff, s.flushed = f, g, int64(len(segMagic)), int64(len(segMagic))
 	s.mu.Lock()
 	s.segs[name] = g
 	s.mu.Unlock()
@@ -299,8 +405,12 @@ func (s *Store) closeWriter() error {
 	if s.w == nil {
 		return nil
 	}
+	ferr := s.flush()
+	if s.w == nil {
+		return ferr // the flush failed and closed it
+	}
 	err := s.w.Close()
-	s.w, s.wseg, s.woff = nil, nil, 0
+	s.w, s.wseg, s.woff, s.flushed = nil, nil, 0, 0
 	return err
 }
 
@@ -455,9 +565,10 @@ type Info struct {
 	ModTime time.Time
 }
 
-// Walk calls fn for every value, in no particular order, after bringing
-// the index up to date.
+// Walk calls fn for every value, in no particular order, after writing
+// what waits and bringing the index up to date.
 func (s *Store) Walk(fn func(Info) error) error {
+	s.Flush()
 	s.refresh(true)
 	s.mu.RLock()
 	infos := make([]Info, 0, len(s.idx))

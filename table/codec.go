@@ -24,11 +24,16 @@ const (
 )
 
 // MarshalBinary encodes t.
-func (t *Table) MarshalBinary() ([]byte, error) {
-	b := []byte{codecVersion, 0}
+func (t *Table) MarshalBinary() ([]byte, error) { return t.AppendBinary(nil) }
+
+// AppendBinary appends MarshalBinary's encoding of t to b
+// (encoding.BinaryAppender).
+func (t *Table) AppendBinary(b []byte) ([]byte, error) {
+	flags := byte(0)
 	if t.Truncated {
-		b[1] = 1
+		flags = 1
 	}
+	b = append(b, codecVersion, flags)
 	b = binary.AppendUvarint(b, uint64(len(t.Columns)))
 	for _, c := range t.Columns {
 		b = appendString(b, c.Name)

@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"sync"
 	"testing"
@@ -57,4 +58,62 @@ func BenchmarkSmallQueries2(b *testing.B) {
 	}
 	wg.Wait()
 	b.ReportMetric(float64(2*per)/b.Elapsed().Seconds(), "queries/s")
+}
+
+// BenchmarkPointQuery: one point query per op through Execute, through
+// PrepareExecute, and as the raw floor runs it (one connection, no
+// timeout, rows scanned into any): the difference is Execute's own cost.
+func BenchmarkPointQuery(b *testing.B) {
+	path := benchDB(b)
+	ctx := context.Background()
+	q := func(i int) string { return fmt.Sprintf("SELECT s, x FROM t WHERE id = %d", 1+(i*7919)%10000) }
+	b.Run("Execute", func(b *testing.B) {
+		e := newExec(b, engine.Config{})
+		b.ReportAllocs()
+		for i := 0; b.Loop(); i++ {
+			if _, err := e.Execute(ctx, engine.Query{Text: q(i), DB: path}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("PrepareExecute", func(b *testing.B) {
+		e := newExec(b, engine.Config{})
+		b.ReportAllocs()
+		for i := 0; b.Loop(); i++ {
+			if perr, _, err, _ := e.PrepareExecute(ctx, engine.Query{Text: q(i), DB: path}); perr != nil || err != nil {
+				b.Fatal(perr, err)
+			}
+		}
+	})
+	b.Run("raw", func(b *testing.B) {
+		e := newExec(b, engine.Config{})
+		db, err := sql.Open("sqlite", e.dsn(path))
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer db.Close()
+		db.SetMaxOpenConns(1)
+		conn, err := db.Conn(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer conn.Close()
+		b.ReportAllocs()
+		for i := 0; b.Loop(); i++ {
+			rows, err := conn.QueryContext(ctx, q(i))
+			if err != nil {
+				b.Fatal(err)
+			}
+			cols, _ := rows.Columns()
+			vals := make([]any, len(cols))
+			ptrs := make([]any, len(cols))
+			for j := range vals {
+				ptrs[j] = &vals[j]
+			}
+			for rows.Next() {
+				rows.Scan(ptrs...)
+			}
+			rows.Close()
+		}
+	})
 }

@@ -30,17 +30,34 @@ func handleOf(driverConn any) uintptr {
 	if v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct {
 		return 0
 	}
-	f := v.Elem().FieldByName("db")
-	if !f.IsValid() || f.Kind() != reflect.Uintptr {
+	f := dbField(v.Elem().Type())
+	if f == nil {
 		return 0
 	}
-	return uintptr(f.Uint())
+	return uintptr(v.Elem().FieldByIndex(f).Uint())
+}
+
+// dbFields caches, per driver connection type, the index of its db field
+// (nil: it has none of type uintptr).
+var dbFields sync.Map // reflect.Type → []int
+
+func dbField(t reflect.Type) []int {
+	if f, ok := dbFields.Load(t); ok {
+		return f.([]int)
+	}
+	var idx []int
+	if f, ok := t.FieldByName("db"); ok && f.Type.Kind() == reflect.Uintptr {
+		idx = f.Index
+	}
+	dbFields.Store(t, idx)
+	return idx
 }
 
 // watch arms an interrupt of conn's current statement for when ctx ends and
-// returns a function that disarms it. stop waits for the watcher goroutine
-// to exit, so no interrupt can reach a later query once conn is returned to
-// the pool; the caller must call it before closing conn.
+// returns a function that disarms it. stop waits for an interrupt under
+// way to finish, so none can reach a later query once conn is returned to
+// the pool; the caller must call it before closing conn. Nothing runs
+// (no goroutine waits) until ctx ends.
 func watch(ctx context.Context, conn *sql.Conn) (stop func()) {
 	var db uintptr
 	_ = conn.Raw(func(dc any) error {
@@ -51,20 +68,15 @@ func watch(ctx context.Context, conn *sql.Conn) (stop func()) {
 		return func() {}
 	}
 	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		select {
-		case <-ctx.Done():
-			tls := libc.NewTLS()
-			sqlite3.Xsqlite3_interrupt(tls, db)
-			tls.Close()
-		case <-done:
-		}
-	}()
+	disarm := context.AfterFunc(ctx, func() {
+		defer close(done)
+		tls := libc.NewTLS()
+		sqlite3.Xsqlite3_interrupt(tls, db)
+		tls.Close()
+	})
 	return func() {
-		close(done)
-		wg.Wait()
+		if !disarm() {
+			<-done // the interrupt started: wait for it to end
+		}
 	}
 }

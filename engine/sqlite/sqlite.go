@@ -89,7 +89,8 @@ func init() {
 }
 
 // Executor runs queries on SQLite database files. It implements
-// engine.Executor, engine.Preparer, engine.Describer and io.Closer, and is
+// engine.Executor, engine.Preparer, engine.PrepareExecuter,
+// engine.Describer and io.Closer, and is
 // safe for concurrent use. Create it with New; the caller owns it and must
 // Close it.
 type Executor struct {
@@ -108,9 +109,10 @@ type Executor struct {
 type handle = engine.FileDB
 
 var (
-	_ engine.Executor  = (*Executor)(nil)
-	_ engine.Preparer  = (*Executor)(nil)
-	_ engine.Describer = (*Executor)(nil)
+	_ engine.Executor        = (*Executor)(nil)
+	_ engine.Preparer        = (*Executor)(nil)
+	_ engine.PrepareExecuter = (*Executor)(nil)
+	_ engine.Describer       = (*Executor)(nil)
 )
 
 // New returns an Executor for cfg. Accepted Options: "immutable" (bool) and
@@ -212,6 +214,7 @@ func (e *Executor) Execute(ctx context.Context, q engine.Query) (*table.Table, e
 	if ok, reason := sqltext.ReadOnly(q.Text); !ok {
 		// Parse it first (preparing runs nothing), so malformed text keeps
 		// the engine's syntax error; only a well-formed write is refused.
+		// Nothing else runs, so no connection keeps its state.
 		if err := e.Prepare(ctx, q); err != nil {
 			return nil, err
 		}
@@ -223,15 +226,12 @@ func (e *Executor) Execute(ctx context.Context, q engine.Query) (*table.Table, e
 	}
 	defer conn.Close()
 
+	// Only exactly one SELECT gets here (the ReadOnly check above), so the
+	// connection goes back to the pool: no PRAGMA, ATTACH or BEGIN has
+	// left state on it.
 	stop := watch(qctx, conn)
 	t, err := readAll(qctx, conn, q.Text, maxRows)
 	stop()
-	if ok, _ := sqltext.ReadOnly(q.Text); !ok {
-		// Not exactly one SELECT: a PRAGMA, ATTACH or BEGIN can leave state
-		// on the connection that would change later queries' results, so
-		// the connection is closed instead of going back to the pool.
-		discard(conn)
-	}
 	if err != nil {
 		return nil, classify(ctx, qctx, timeout, err)
 	}
@@ -247,11 +247,63 @@ func discard(conn *sql.Conn) {
 	_ = conn.Raw(func(any) error { return driver.ErrBadConn })
 }
 
+// PrepareExecute checks q's syntax as Prepare does and, when it passes,
+// runs q as Execute does, from the same parse (engine.PrepareExecuter):
+// one read-only query is compiled once, on one connection, under one
+// timeout. Text that is not one read-only query is only prepared (Execute
+// refuses it after preparing it, as here).
+func (e *Executor) PrepareExecute(ctx context.Context, q engine.Query) (prepErr error, res *table.Table, err error, took time.Duration) {
+	if ok, _ := sqltext.ReadOnly(q.Text); !ok {
+		if prepErr = e.Prepare(ctx, q); prepErr != nil {
+			return prepErr, nil, nil, 0
+		}
+		start := time.Now()
+		res, err = e.Execute(ctx, q)
+		return nil, res, err, time.Since(start)
+	}
+	h, err := e.acquire(q.DB)
+	if err != nil {
+		return err, nil, nil, 0
+	}
+	defer e.release(h)
+	timeout, maxRows := q.Limits(e.timeout, e.maxRows)
+	qctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	conn, err := h.DB.Conn(qctx)
+	if err != nil {
+		return classify(ctx, qctx, timeout, err), nil, nil, 0
+	}
+	defer conn.Close()
+	stmt, err := conn.PrepareContext(qctx, q.Text)
+	if err != nil {
+		return classify(ctx, qctx, timeout, err), nil, nil, 0
+	}
+	defer stmt.Close()
+	start := time.Now()
+	stop := watch(qctx, conn)
+	rows, err := stmt.QueryContext(qctx)
+	var t *table.Table
+	if err == nil {
+		t, err = readRows(qctx, rows, maxRows)
+	}
+	stop()
+	took = time.Since(start)
+	if err != nil {
+		return nil, nil, classify(ctx, qctx, timeout, err), took
+	}
+	return nil, t, nil, took
+}
+
 func readAll(ctx context.Context, conn *sql.Conn, text string, maxRows int) (*table.Table, error) {
 	rows, err := conn.QueryContext(ctx, text)
 	if err != nil {
 		return nil, err
 	}
+	return readRows(ctx, rows, maxRows)
+}
+
+// readRows reads rows (closing them) into a table of at most maxRows rows.
+func readRows(ctx context.Context, rows *sql.Rows, maxRows int) (*table.Table, error) {
 	defer rows.Close()
 	cts, err := rows.ColumnTypes()
 	if err != nil {
@@ -268,6 +320,10 @@ func readAll(ctx context.Context, conn *sql.Conn, text string, maxRows int) (*ta
 	for i := range vals {
 		ptrs[i] = &vals[i]
 	}
+	// Rows are cut from slabs of values (4 rows, then twice as many each
+	// time, up to 1024), each row capped at its own length.
+	var slab []table.Value
+	chunk := 4
 	for rows.Next() {
 		if maxRows > 0 && len(t.Rows) == maxRows {
 			t.Truncated = true
@@ -279,7 +335,12 @@ func readAll(ctx context.Context, conn *sql.Conn, text string, maxRows int) (*ta
 		if err := rows.Scan(ptrs...); err != nil {
 			return nil, err
 		}
-		row := make([]table.Value, len(vals))
+		if len(slab) < len(vals) || len(vals) == 0 {
+			slab = make([]table.Value, chunk*len(vals))
+			chunk = min(2*chunk, 1024)
+		}
+		row := slab[:len(vals):len(vals)]
+		slab = slab[len(vals):]
 		for i, v := range vals {
 			switch x := v.(type) {
 			case time.Time:

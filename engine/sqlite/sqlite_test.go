@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -585,5 +586,80 @@ func TestEmptyQuery(t *testing.T) {
 		if err := e.Prepare(context.Background(), engine.Query{Text: q, DB: path}); engine.ClassOf(err) != item.ClassSyntax {
 			t.Errorf("Prepare(%q) = %v, want a syntax error", q, err)
 		}
+	}
+}
+
+// TestPrepareExecute: PrepareExecute gives exactly what Prepare, then
+// (when it passes) Execute, give for every kind of text — a result, a
+// syntax or schema error at the check, an error while running, a refused
+// write, empty text, a script, a parameter left unbound, a trailing
+// comment — and is interrupted by its timeout and by the caller.
+func TestPrepareExecute(t *testing.T) {
+	path := makeDB(t, append(typesDB, `CREATE TABLE u (a INTEGER)`, `INSERT INTO u VALUES (1), (2), (2)`)...)
+	e := newExec(t, engine.Config{MaxRows: 2})
+	ctx := context.Background()
+	for _, text := range []string{
+		"SELECT * FROM t",
+		"SELECT a FROM u ORDER BY a",
+		"SELECT DISTINCT a FROM u",
+		"SELECT a FROM u WHERE a = 9",
+		"SELECT a FROM u; -- done",
+		"SELECT a FROM u;;",
+		"/* c */ SELECT a FROM u",
+		"SELECT a FROM u WHERE a = ?",
+		"SELECT a FROM u WHERE a = :x",
+		"SELEC a FROM u",
+		"SELECT a FROM",
+		"SELECT b FROM u",
+		"SELECT a FROM nosuch",
+		"SELECT nosuchfn(a) FROM u",
+		"SELECT abs(-9223372036854775807 - 1)",
+		"DELETE FROM u",
+		"DELET FROM u",
+		"PRAGMA query_only = 0; DELETE FROM u",
+		"SELECT 1; SELECT 2",
+		"",
+		" ; -- nothing",
+	} {
+		t.Run(text, func(t *testing.T) {
+			q := engine.Query{Text: text, DB: path}
+			wantPrep := e.Prepare(ctx, q)
+			var wantRes *table.Table
+			var wantErr error
+			if wantPrep == nil {
+				wantRes, wantErr = e.Execute(ctx, q)
+			}
+			prep, res, err, took := e.PrepareExecute(ctx, q)
+			if fmt.Sprint(prep) != fmt.Sprint(wantPrep) || engine.ClassOf(prep) != engine.ClassOf(wantPrep) {
+				t.Errorf("check: %v (%s), want %v (%s)", prep, engine.ClassOf(prep), wantPrep, engine.ClassOf(wantPrep))
+			}
+			if fmt.Sprint(err) != fmt.Sprint(wantErr) || engine.ClassOf(err) != engine.ClassOf(wantErr) {
+				t.Errorf("run: %v (%s), want %v (%s)", err, engine.ClassOf(err), wantErr, engine.ClassOf(wantErr))
+			}
+			if diff := cmp.Diff(wantRes, res); diff != "" {
+				t.Errorf("result (-want +got):\n%s", diff)
+			}
+			if prep != nil && (res != nil || err != nil || took != 0) {
+				t.Errorf("a failed check ran the query: %v %v %v", res, err, took)
+			}
+		})
+	}
+	missing := filepath.Join(t.TempDir(), "missing.sqlite")
+	if prep, _, _, _ := e.PrepareExecute(ctx, engine.Query{Text: "SELECT 1", DB: missing}); !engine.Unavailable(prep) {
+		t.Errorf("missing database: %v", prep)
+	}
+	// The timeout and a cancellation interrupt the run, as Execute's.
+	start := time.Now()
+	prep, _, err, _ := e.PrepareExecute(ctx, engine.Query{Text: slowLater, DB: path, Timeout: 200 * time.Millisecond})
+	if prep != nil || engine.ClassOf(err) != item.ClassTimeout || time.Since(start) > time.Second {
+		t.Errorf("timeout: %v %v after %v", prep, err, time.Since(start))
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	time.AfterFunc(100*time.Millisecond, cancel)
+	if prep, _, err, _ := e.PrepareExecute(cctx, engine.Query{Text: slowLater, DB: path}); prep != nil || engine.ClassOf(err) != item.ClassCancelled {
+		t.Errorf("cancel: %v %v", prep, err)
+	}
+	if got, err := e.Execute(ctx, engine.Query{Text: "SELECT count(*) FROM u", DB: path}); err != nil || got.Rows[0][0] != int64(3) {
+		t.Errorf("afterwards: %v %v", got, err)
 	}
 }

@@ -53,6 +53,13 @@ func New(env *nodes.Env) (nodes.Stage, hcl.Diagnostics) {
 		a.Diags = append(a.Diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Missing engine",
 			Detail: "An execute stage needs engine = engine.NAME when the pipeline declares several (or no) engines.", Subject: b.DeclRange.Ptr()})
 	}
+	// The validate stage before this one may leave its syntax check to us
+	// (each query parsed once): tell it which engine we run on.
+	if up := env.Upstream("validate"); up != "" && x.Engine != nil {
+		if v, ok := env.Built[up].(interface{ ExecutedNext(*nodes.Engine) }); ok {
+			v.ExecutedNext(x.Engine)
+		}
+	}
 	return x, a.Diags
 }
 
@@ -95,7 +102,15 @@ func (x *Execute) Process(ctx context.Context, rec *item.Record) error {
 		if at == nil || at.Executed || at.Failed() {
 			continue
 		}
-		o := x.Engine.Run(ctx, &rec.Item, at.Query)
+		// A syntax check the validate stage left to us comes first: the
+		// query is checked and run from one parse (nodes.Engine.RunChecked).
+		o, ran, herr := x.Engine.RunChecked(ctx, &rec.Item, at)
+		if herr != nil {
+			harness = append(harness, herr)
+		}
+		if !ran {
+			continue // it failed the check: validate's verdict, not run
+		}
 		res, class, err := o.Result, o.Class, o.Err
 		at.Time("execute", o.Took)
 		at.Executed, at.Cached = true, o.Cached

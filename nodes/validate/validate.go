@@ -69,8 +69,29 @@ type Validate struct {
 	MinSchemaScore     float64
 	MinPropertiesScore float64
 
+	// ahead is set when an execute stage on Engine runs the attempts
+	// this stage validates right after it (ExecutedNext): the syntax check
+	// is then left to it (nodes.Engine.DeferCheck), so each query is
+	// parsed once.
+	ahead bool
+
 	mu      sync.Mutex
 	schemas map[string]*schemaEntry // by database location
+}
+
+// ExecutedNext tells v that an execute stage on engine e runs every
+// attempt v passes right after v (execute.New calls it while the plan is
+// built, before anything runs). When e is v's engine, it is not bounded by
+// an engine concurrency of its own, and v's checks end with the syntax
+// check (no schema or properties check), v leaves the syntax check of a
+// query the safety check passed to the execute stage, which checks the
+// query from the parse it runs it from (nodes.Engine.DeferCheck): every
+// verdict, error class, count and cache entry stays what it was, only the
+// second parse is saved.
+func (v *Validate) ExecutedNext(e *nodes.Engine) {
+	if e != nil && e == v.Engine && e.Block != nil && e.Block.Concurrency == 0 && !v.Schema && !v.Properties {
+		v.ahead = true
+	}
 }
 
 // schemaEntry is one database's schema, described once; done is closed when
@@ -202,37 +223,30 @@ func (v *Validate) check(ctx context.Context, rec *item.Record, at *item.Attempt
 				at.SetError(item.ClassExecution, err.Error())
 				return nodes.HarnessError(err)
 			}
-			err, _, cached := v.Engine.Prepare(ctx, q)
-			at.Cached = at.Cached || cached
-			if err != nil {
-				if engine.Unavailable(err) {
-					at.SetError(item.ClassExecution, err.Error())
-					return nodes.HarnessError(fmt.Errorf("engine.%s, item %q: %w", v.Engine.Block.Name, rec.Item.ID, err))
-				}
-				// The engine classifies its own errors: a missing database
-				// file stays "execution", it is not the query's syntax.
-				class := engine.ClassOf(err)
-				if class == item.ClassNone {
-					class = item.ClassSyntax
-				}
-				if ctx.Err() != nil {
-					class = item.ClassCancelled
-				}
-				switch class {
-				case item.ClassSyntax:
-					at.SyntaxValid = bp(false)
-				case item.ClassSchema, item.ClassSafety:
-					at.SyntaxValid = bp(true) // it parsed; a name is unknown, or the plan writes
-				}
-				if class == item.ClassCancelled {
-					at.SetError(class, err.Error())
+			var cached bool
+			if v.ahead && safeErr == "" {
+				// The execute stage runs this query next: it checks it
+				// from the parse it runs it from, and calls syntax with the
+				// check's error before anything else.
+				var deferred bool
+				err, _, cached, deferred = v.Engine.DeferCheck(ctx, at, q, func(ctx context.Context, err error) error {
+					herr := v.syntax(ctx, rec, at, err, safeErr)
+					at.Valid = !at.Failed()
+					return herr
+				})
+				if deferred {
+					at.Valid = true // until the check says otherwise
 					return nil
 				}
-				if class != item.ClassSafety || safeErr == "" {
-					at.SetError(class, err.Error())
-				}
 			} else {
-				at.SyntaxValid = bp(true)
+				err, _, cached = v.Engine.Prepare(ctx, q)
+			}
+			at.Cached = at.Cached || cached
+			if err := v.syntax(ctx, rec, at, err, safeErr); err != nil {
+				return err
+			}
+			if at.ErrorClass == item.ClassCancelled {
+				return nil
 			}
 		}
 	}
@@ -245,6 +259,46 @@ func (v *Validate) check(ctx context.Context, rec *item.Record, at *item.Attempt
 		}
 	}
 	at.Valid = !at.Failed()
+	return nil
+}
+
+// syntax records the verdict of the engine's syntax check (err is what
+// Prepare returned) on at, safeErr being the safety check's reason for
+// refusing it, and returns the harness error that makes the item an error
+// (the engine or database could not be reached).
+func (v *Validate) syntax(ctx context.Context, rec *item.Record, at *item.Attempt, err error, safeErr string) error {
+	if err == nil {
+		at.SyntaxValid = bp(true)
+		return nil
+	}
+	if engine.Unavailable(err) {
+		at.SetError(item.ClassExecution, err.Error())
+		return nodes.HarnessError(fmt.Errorf("engine.%s, item %q: %w", v.Engine.Block.Name, rec.Item.ID, err))
+	}
+	// The engine classifies its own errors: a missing database
+	// file stays "execution", it is not the query's syntax.
+	class := engine.ClassOf(err)
+	if class == item.ClassNone {
+		class = item.ClassSyntax
+	}
+	if ctx.Err() != nil {
+		class = item.ClassCancelled
+	}
+	switch class {
+	case item.ClassSyntax:
+		at.SyntaxValid = bp(false)
+	case item.ClassSchema, item.ClassSafety:
+		at.SyntaxValid = bp(true) // it parsed; a name is unknown, or the plan writes
+	}
+	if class == item.ClassCancelled {
+		at.SetError(class, err.Error())
+		return nil
+	}
+	// A safety refusal by the engine gives way to the safety check's own
+	// reason (check, after this), which says more.
+	if class != item.ClassSafety || safeErr == "" {
+		at.SetError(class, err.Error())
+	}
 	return nil
 }
 

@@ -1,0 +1,5 @@
+//go:build !race
+
+package sqltext
+
+const raceEnabled = false
