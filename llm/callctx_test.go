@@ -86,16 +86,86 @@ func TestCallParentsValuesAndOtherParents(t *testing.T) {
 	assertShardsIdle(t, &cp)
 }
 
-// assertShardsIdle checks that no intermediate context outlives its calls.
+// assertShardsIdle checks that every call released its shard.
 func assertShardsIdle(t *testing.T, cp *callParents) {
 	t.Helper()
 	for i := range cp.shards {
 		s := &cp.shards[i]
 		s.mu.Lock()
-		n, mid := s.n, s.mid
+		n := s.n
 		s.mu.Unlock()
-		if n != 0 || mid != nil {
-			t.Errorf("shard %d still holds %d calls (mid %v)", i, n, mid)
+		if n != 0 {
+			t.Errorf("shard %d still holds %d calls", i, n)
 		}
+	}
+}
+
+// A run's items call with contexts of their own (their values) around the
+// run's one cancellation: they share the intermediates, each call sees
+// its own item's values, and cancelling the run ends them all.
+func TestCallParentsPerItemValues(t *testing.T) {
+	var cp callParents
+	type key struct{}
+	run, cancelRun := context.WithCancel(context.Background())
+	defer cancelRun()
+	var ctxs []context.Context
+	var cancels []context.CancelFunc
+	for i := range 4 * callShards {
+		item := context.WithValue(run, key{}, i)
+		c, f := cp.withTimeout(item, time.Hour)
+		if got := c.Value(key{}); got != i {
+			t.Fatalf("call %d sees value %v", i, got)
+		}
+		if _, ok := c.(*callContext); !ok {
+			t.Fatalf("call %d: %T, want a call hung off an intermediate", i, c)
+		}
+		// A context derived from the call's (as net/http derives one per
+		// request) is cancelled with it.
+		d, cancelD := context.WithCancel(c)
+		defer cancelD()
+		ctxs, cancels = append(ctxs, c, d), append(cancels, f)
+	}
+	cancelRun()
+	for i, c := range ctxs {
+		select {
+		case <-c.Done():
+		case <-time.After(time.Second):
+			t.Fatalf("context %d not cancelled with the run", i)
+		}
+		if !errors.Is(c.Err(), context.Canceled) {
+			t.Fatalf("context %d: err = %v, want canceled", i, c.Err())
+		}
+	}
+	for _, f := range cancels {
+		f()
+	}
+	assertShardsIdle(t, &cp)
+	// A later parent claims the idle shards; the run's intermediates are
+	// retired.
+	p2, cancel2 := context.WithCancel(context.Background())
+	defer cancel2()
+	for range callShards {
+		c, f := cp.withTimeout(p2, time.Hour)
+		if c.Err() != nil {
+			t.Fatalf("a call of a live parent is done: %v", c.Err())
+		}
+		f()
+	}
+}
+
+// A parent with a deadline of its own keeps the earlier deadline.
+func TestCallParentsParentDeadline(t *testing.T) {
+	var cp callParents
+	parent, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
+	defer cancel()
+	c, f := cp.withTimeout(parent, time.Hour)
+	defer f()
+	dl, _ := c.Deadline()
+	if time.Until(dl) > time.Second {
+		t.Fatalf("deadline %v: the parent's earlier one was lost", dl)
+	}
+	<-c.Done()
+	if !errors.Is(c.Err(), context.DeadlineExceeded) {
+		t.Fatalf("err = %v", c.Err())
 	}
 }

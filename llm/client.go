@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"path/filepath"
 	"sort"
@@ -30,14 +31,14 @@ type Client struct {
 	warning string // guarded by mu
 
 	mu      sync.Mutex
-	spent   float64
-	latched *Error // quota exhausted or budget reached: no more calls
+	spent   atomicFloat           // dollars this client spent
+	latched atomic.Pointer[Error] // quota exhausted or budget reached: no more calls
 	// runSpend, set by a Pool, sums the dollars of every client of the run
 	// (generation, repairs and judges): max_cost is held against it.
 	runSpend *spend
 	// served holds the distinct model ids and system fingerprints the API
-	// reported (guarded by mu; see Served).
-	served provenanceSet
+	// reported (written under mu; see Served).
+	served atomic.Pointer[provenanceSet]
 
 	calls, retries, hits, inTok, outTok atomic.Int64
 
@@ -139,9 +140,7 @@ type Stats struct {
 
 // Stats returns the counters so far.
 func (c *Client) Stats() Stats {
-	c.mu.Lock()
-	spent := c.spent
-	c.mu.Unlock()
+	spent := c.spent.Load()
 	return Stats{Calls: c.calls.Load(), Retries: c.retries.Load(), CacheHits: c.hits.Load(),
 		InputTokens: c.inTok.Load(), OutputTokens: c.outTok.Load(), Cost: spent}
 }
@@ -188,16 +187,24 @@ func (c *Client) complete(ctx context.Context, kind string, req *Request) (*Resp
 	if req.Model == "" {
 		req.Model = c.cfg.Model
 	}
-	key := c.CacheKey(kind, req)
 	store := c.cacheStore()
-	label := c.cfg.Provider + " " + req.Model
+	probing := evstore.Probing(ctx)
+	if store != nil && !probing && !evstore.Writes(ctx) {
+		store = nil // -no-cache: neither read nor written
+	}
+	// The key hashes the whole request: computed only when a cache is
+	// read or written (Response.CacheKey is "" without one).
+	var key string
+	if store != nil {
+		key = c.CacheKey(kind, req)
+	}
 	if store != nil && evstore.Reads(ctx) {
 		if e, ok, _ := store.Get(key); ok {
 			var r Response
 			if json.Unmarshal(e.Response, &r) == nil {
 				c.hits.Add(1)
 				evstore.Call(ctx, evstore.KindLLM, true)
-				evstore.ModelCall(ctx, label, true, r.InputTokens, r.OutputTokens)
+				evstore.ModelCall(ctx, c.cfg.Provider+" "+req.Model, true, r.InputTokens, r.OutputTokens)
 				r.CacheHit, r.CacheKey, r.Latency = true, key, time.Since(start)
 				c.noteServed(&r)
 				return &r, nil
@@ -205,18 +212,15 @@ func (c *Client) complete(ctx context.Context, kind string, req *Request) (*Resp
 		}
 	}
 	evstore.Call(ctx, evstore.KindLLM, false)
-	if evstore.Probing(ctx) {
+	if probing {
 		// evalflow plan calls no model: it estimates the request's tokens
 		// (its text over 4, plus max_tokens or 256 out).
 		out := req.MaxTokens
 		if out <= 0 {
 			out = 256
 		}
-		evstore.ModelCall(ctx, label, false, estimateTokens(req)-out, out)
+		evstore.ModelCall(ctx, c.cfg.Provider+" "+req.Model, false, estimateTokens(req)-out, out)
 		return nil, &Error{Kind: KindNotCached, Msg: "not in the LLM cache (evalflow plan calls no model)"}
-	}
-	if !evstore.Writes(ctx) {
-		store = nil // -no-cache: neither read nor written
 	}
 	est := estimateTokens(req)
 	var last *Error
@@ -334,16 +338,12 @@ func (c *Client) backoff(try int) time.Duration {
 }
 
 func (c *Client) check() error {
-	c.mu.Lock()
-	latched := c.latched
-	c.mu.Unlock()
+	latched := c.latched.Load()
 	if latched == nil && c.runSpend != nil {
 		// Another client of the run (a judge) may have spent the budget.
 		if limit := c.runSpend.budget(); limit > 0 && c.runSpend.get() >= limit {
 			c.latch(&Error{Kind: KindBudget, Msg: fmt.Sprintf("the run spent $%.4f of max_cost $%.4f (%s)", c.runSpend.get(), limit, ErrBudget), Err: ErrBudget})
-			c.mu.Lock()
-			latched = c.latched
-			c.mu.Unlock()
+			latched = c.latched.Load()
 		}
 	}
 	if latched != nil {
@@ -354,56 +354,64 @@ func (c *Client) check() error {
 }
 
 // spend is a run's dollars across its clients, and the run's budget: the
-// smallest max_cost any of its model blocks declares (0: none).
+// smallest max_cost any of its model blocks declares (0: none). Every call
+// of the run reads and adds to it, so it takes no lock.
 type spend struct {
-	mu    sync.Mutex
-	total float64
-	limit float64
+	total atomicFloat
+	limit atomicFloat
 }
 
 func (s *spend) setLimit(l float64) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if l > 0 && (s.limit == 0 || l < s.limit) {
-		s.limit = l
+	if l <= 0 {
+		return
+	}
+	for {
+		cur := s.limit.Load()
+		if cur != 0 && cur <= l {
+			return
+		}
+		if s.limit.CompareAndSwap(cur, l) {
+			return
+		}
 	}
 }
 
-func (s *spend) budget() float64 {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.limit
+func (s *spend) budget() float64 { return s.limit.Load() }
+
+func (s *spend) add(d float64) float64 { return s.total.Add(d) }
+
+func (s *spend) get() float64 { return s.total.Load() }
+
+// atomicFloat is a float64 read and added to without a lock. The zero
+// value is 0.
+type atomicFloat struct{ bits atomic.Uint64 }
+
+func (f *atomicFloat) Load() float64 { return math.Float64frombits(f.bits.Load()) }
+
+func (f *atomicFloat) CompareAndSwap(old, new float64) bool {
+	return f.bits.CompareAndSwap(math.Float64bits(old), math.Float64bits(new))
 }
 
-func (s *spend) add(d float64) float64 {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.total += d
-	return s.total
-}
-
-func (s *spend) get() float64 {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.total
+// Add adds d and returns the new value.
+func (f *atomicFloat) Add(d float64) float64 {
+	for {
+		old := f.bits.Load()
+		v := math.Float64frombits(old) + d
+		if f.bits.CompareAndSwap(old, math.Float64bits(v)) {
+			return v
+		}
+	}
 }
 
 func (c *Client) latch(e *Error) {
-	c.mu.Lock()
-	if c.latched == nil {
-		c.latched = e
-	}
-	c.mu.Unlock()
+	c.latched.CompareAndSwap(nil, e)
 }
 
 func (c *Client) account(r *Response) {
 	r.Cost = (float64(r.InputTokens)*c.cfg.PriceInput + float64(r.OutputTokens)*c.cfg.PriceOutput) / 1e6
 	c.inTok.Add(int64(r.InputTokens))
 	c.outTok.Add(int64(r.OutputTokens))
-	c.mu.Lock()
-	c.spent += r.Cost
-	spent := c.spent
-	c.mu.Unlock()
+	spent := c.spent.Add(r.Cost)
 	limit := c.cfg.MaxCost
 	if c.runSpend != nil {
 		spent = c.runSpend.add(r.Cost) // max_cost counts every call of the run

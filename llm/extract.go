@@ -46,11 +46,21 @@ func lazyRegexp(expr string) func() *regexp.Regexp {
 // returns the trimmed text itself, so the engine reports why it is not a
 // query.
 func Extract(text, language string) string {
-	text = thinkRe().ReplaceAllString(text, "")
+	if strings.IndexByte(text, '<') >= 0 { // no <think> without a '<'
+		text = thinkRe().ReplaceAllString(text, "")
+	}
 	lang := strings.ToLower(language)
 	names := languageFences[lang]
 	var labelled, unlabelled, other string
-	for _, m := range fenceRe().FindAllStringSubmatch(text, -1) {
+	var fences [][]string
+	if strings.Contains(text, "```") { // no fence without one
+		if f, ok := oneFence(text); ok {
+			fences = [][]string{f}
+		} else {
+			fences = fenceRe().FindAllStringSubmatch(text, -1)
+		}
+	}
+	for _, m := range fences {
 		info, body := strings.ToLower(m[1]), strings.TrimSpace(m[2])
 		if body == "" {
 			continue
@@ -75,6 +85,36 @@ func Extract(text, language string) string {
 		}
 	}
 	return strings.TrimSpace(labelRe().ReplaceAllString(strings.TrimSpace(text), ""))
+}
+
+// oneFence is fenceRe's FindAllStringSubmatch for the completion models
+// send most — one fenced block, opened and closed once — without the
+// regexp: ok is false for anything else (it then runs).
+func oneFence(text string) (m []string, ok bool) {
+	open := strings.Index(text, "```")
+	if open < 0 {
+		return nil, false
+	}
+	rest := text[open+3:]
+	nl := strings.IndexByte(rest, '\n')
+	close := strings.Index(rest, "```")
+	if nl < 0 || close < 0 || close < nl || strings.Contains(rest[close+3:], "```") {
+		return nil, false
+	}
+	// ```[ \t]*([A-Za-z0-9_+-]*)[^\n]*\n(.*?)```
+	i := 0
+	for i < nl && (rest[i] == ' ' || rest[i] == '\t') {
+		i++
+	}
+	j := i
+	for j < nl && isFenceLabel(rest[j]) {
+		j++
+	}
+	return []string{text[open : open+3+close+3], rest[i:j], rest[nl+1 : close]}, true
+}
+
+func isFenceLabel(c byte) bool {
+	return 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '_' || c == '+' || c == '-'
 }
 
 // bareQuery cuts a statement out of prose: up to and including the first

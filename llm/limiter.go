@@ -3,6 +3,7 @@ package llm
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -28,8 +29,9 @@ type Limiter struct {
 	rpm   *bucket
 	tpm   *bucket
 
-	mu    sync.Mutex
-	until time.Time // no call starts before this
+	// until is when the shared pause ends (Unix nanoseconds; 0: none): no
+	// call starts before it. Every call reads it, so it takes no lock.
+	until atomic.Int64
 }
 
 // NewLimiter returns a limiter for l.
@@ -99,19 +101,22 @@ func (l *Limiter) Pause(d time.Duration) {
 	if d <= 0 {
 		return
 	}
-	t := time.Now().Add(d)
-	l.mu.Lock()
-	if t.After(l.until) {
-		l.until = t
+	t := time.Now().Add(d).UnixNano()
+	for {
+		cur := l.until.Load()
+		if t <= cur || l.until.CompareAndSwap(cur, t) {
+			return
+		}
 	}
-	l.mu.Unlock()
 }
 
 func (l *Limiter) waitPause(ctx context.Context) error {
 	for {
-		l.mu.Lock()
-		d := time.Until(l.until)
-		l.mu.Unlock()
+		until := l.until.Load()
+		if until == 0 {
+			return nil
+		}
+		d := time.Until(time.Unix(0, until))
 		if d <= 0 {
 			return nil
 		}

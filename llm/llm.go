@@ -81,7 +81,7 @@ type Response struct {
 	Cost     float64       `json:"-"` // dollars spent on this call (0 for a cache hit)
 	Latency  time.Duration `json:"-"` // wall time of Complete, retries and waits included
 	CacheHit bool          `json:"-"`
-	CacheKey string        `json:"-"`
+	CacheKey string        `json:"-"` // the request's cache key; "" when the response cache is not used
 	Retries  int           `json:"-"`
 }
 
@@ -212,7 +212,7 @@ func retryAfter(h http.Header, now time.Time) time.Duration {
 // "6m0s", "20ms") and Anthropic's anthropic-ratelimit-*-remaining with
 // *-reset (RFC 3339). 0 when nothing is exhausted.
 func rateLimitPause(h http.Header, now time.Time) time.Duration {
-	if h == nil {
+	if !hasRateLimitHeaders(h) {
 		return 0
 	}
 	var d time.Duration
@@ -233,6 +233,18 @@ func rateLimitPause(h http.Header, now time.Time) time.Duration {
 		}
 	}
 	return d
+}
+
+// hasRateLimitHeaders reports whether h holds any rate-limit header (a
+// response's keys are canonical): a local server sends none, and a look
+// at its few keys is cheaper than six lookups.
+func hasRateLimitHeaders(h http.Header) bool {
+	for k := range h {
+		if strings.HasPrefix(k, "X-Ratelimit-") || strings.HasPrefix(k, "Anthropic-Ratelimit-") {
+			return true
+		}
+	}
+	return false
 }
 
 // The rate-limit headers rateLimitPause reads, {remaining, reset}, in

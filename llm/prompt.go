@@ -75,6 +75,25 @@ func Render(t *template.Template, d PromptData) (string, error) {
 	return strings.TrimSpace(b.String()), nil
 }
 
+// RenderDefaultGenerate is Render of DefaultGeneratePrompt, the same text
+// without text/template's reflection: a stage that keeps the default
+// prompt renders it for every item.
+func RenderDefaultGenerate(d PromptData) string {
+	lang := strings.ToUpper(d.Language)
+	var b strings.Builder
+	b.Grow(len(d.Schema) + len(lang) + len(d.Question) + 80)
+	if d.Schema != "" {
+		b.WriteString("Database schema:\n")
+		b.WriteString(d.Schema)
+		b.WriteString("\n\n")
+	}
+	b.WriteString("Write one ")
+	b.WriteString(lang)
+	b.WriteString(" query that answers the question.\nQuestion: ")
+	b.WriteString(d.Question)
+	return strings.TrimSpace(b.String())
+}
+
 // Schema rendering modes.
 const (
 	SchemaFull   = "full"   // every table

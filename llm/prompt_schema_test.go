@@ -26,3 +26,25 @@ func TestRenderSchemaPerLanguage(t *testing.T) {
 		t.Errorf("sparql:\n%s\nwant\n%s", got, want)
 	}
 }
+
+func TestRenderDefaultGenerate(t *testing.T) {
+	tmpl, err := ParseTemplate("prompt", DefaultGeneratePrompt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []PromptData{
+		{},
+		{Language: "sql", Question: "How many users?"},
+		{Language: "cypher", Question: "  spaced  \n", Schema: "users(id INTEGER)\norders(id INTEGER)"},
+		{Language: "sparql", Question: "", Schema: " \n"},
+		{Language: "Pandas", Question: "q {{.X}} %s", Schema: "t(a)", Fields: map[string]any{"x": 1}},
+	} {
+		want, err := Render(tmpl, d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := RenderDefaultGenerate(d); got != want {
+			t.Errorf("%+v:\n got %q\nwant %q", d, got, want)
+		}
+	}
+}

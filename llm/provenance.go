@@ -33,7 +33,9 @@ func TextSHA256(s string) string {
 	return hex.EncodeToString(h[:])
 }
 
-// provenanceSet is what an endpoint reported serving; Client.mu guards it.
+// provenanceSet is what an endpoint reported serving: an immutable
+// snapshot, replaced (under Client.mu) when a response names something
+// new, so that the calls that name nothing new — nearly all — only load it.
 type provenanceSet struct {
 	models, fingerprints map[string]bool
 }
@@ -44,27 +46,40 @@ func (c *Client) noteServed(r *Response) {
 	if r.Model == "" && r.SystemFingerprint == "" {
 		return
 	}
+	known := func(p *provenanceSet) bool {
+		return p != nil && (r.Model == "" || p.models[r.Model]) && (r.SystemFingerprint == "" || p.fingerprints[r.SystemFingerprint])
+	}
+	if known(c.served.Load()) {
+		return
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.served.models == nil {
-		c.served.models, c.served.fingerprints = map[string]bool{}, map[string]bool{}
+	old := c.served.Load()
+	if known(old) {
+		return
+	}
+	next := &provenanceSet{models: map[string]bool{}, fingerprints: map[string]bool{}}
+	if old != nil {
+		maps.Copy(next.models, old.models)
+		maps.Copy(next.fingerprints, old.fingerprints)
 	}
 	if r.Model != "" {
-		c.served.models[r.Model] = true
+		next.models[r.Model] = true
 	}
 	if r.SystemFingerprint != "" {
-		c.served.fingerprints[r.SystemFingerprint] = true
+		next.fingerprints[r.SystemFingerprint] = true
 	}
+	c.served.Store(next)
 }
 
 // Served returns the distinct model ids and system fingerprints the API
 // reported in this client's successful responses so far, calls made and
 // cache hits alike, each sorted. Both are non-nil. Safe for concurrent use.
 func (c *Client) Served() (models, fingerprints []string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	models = slices.Sorted(maps.Keys(c.served.models))
-	fingerprints = slices.Sorted(maps.Keys(c.served.fingerprints))
+	if p := c.served.Load(); p != nil {
+		models = slices.Sorted(maps.Keys(p.models))
+		fingerprints = slices.Sorted(maps.Keys(p.fingerprints))
+	}
 	if models == nil {
 		models = []string{}
 	}

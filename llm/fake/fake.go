@@ -11,6 +11,7 @@
 package fake
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -87,15 +88,19 @@ type Server struct {
 	modelID func(requested string) string // the model id answers report
 	sysFP   string                        // OpenAI's system_fingerprint; "": null
 
+	noLog bool // WithoutRequestLog
+
 	mu       sync.Mutex
 	script   []Fault
 	sticky   *Fault // repeats forever once reached (quota)
 	requests []Request
+	scripted atomic.Bool // script or sticky holds a fault (read without mu)
 
 	calls    atomic.Int64
 	conns    atomic.Int64
 	inflight atomic.Int64
 	peak     atomic.Int64
+	turn     turnaround
 }
 
 // Option configures a Server.
@@ -119,6 +124,11 @@ func WithModelID(f func(requested string) string) Option { return func(s *Server
 // do). The other protocols have no such field.
 func WithSystemFingerprint(fp string) Option { return func(s *Server) { s.sysFP = fp } }
 
+// WithoutRequestLog keeps no record of the requests (Requests returns
+// none): a long benchmark's server does not accumulate every prompt it was
+// sent.
+func WithoutRequestLog() Option { return func(s *Server) { s.noLog = true } }
+
 // New starts a server for protocol on 127.0.0.1.
 func New(protocol string, opts ...Option) *Server {
 	s := &Server{Protocol: protocol, respond: func(Request) string { return "```sql\nSELECT 1\n```" }}
@@ -126,6 +136,9 @@ func New(protocol string, opts ...Option) *Server {
 		o(s)
 	}
 	s.srv = httptest.NewUnstartedServer(http.HandlerFunc(s.handle))
+	s.srv.Config.ConnContext = func(ctx context.Context, _ net.Conn) context.Context {
+		return context.WithValue(ctx, connKey{}, &connState{})
+	}
 	s.srv.Config.ConnState = func(_ net.Conn, st http.ConnState) {
 		if st == http.StateNew {
 			s.conns.Add(1)
@@ -148,6 +161,7 @@ func (s *Server) Close() { s.srv.CloseClientConnections(); s.srv.Close() }
 func (s *Server) Script(f ...Fault) {
 	s.mu.Lock()
 	s.script = append(s.script, f...)
+	s.scripted.Store(len(s.script) > 0 || s.sticky != nil)
 	s.mu.Unlock()
 }
 
@@ -157,6 +171,91 @@ func (s *Server) Calls() int { return int(s.calls.Load()) }
 // Conns is the number of connections clients opened: a client that keeps
 // its connections alive opens about as many as it has calls in flight.
 func (s *Server) Conns() int { return int(s.conns.Load()) }
+
+// Turnaround summarises the client's turnaround on a kept-alive
+// connection: the time from the end of an answer to the next request on
+// the same connection (the end is when the handler returns; the answer
+// still has to be written). A client that keeps its calls in flight back
+// to back has a turnaround of well under a millisecond; whatever it does
+// between calls — its own processing, its pipeline, its scheduling —
+// shows up here. Quantiles are bucket upper bounds.
+func (s *Server) Turnaround() TurnaroundStats { return s.turn.stats() }
+
+// ResetTurnaround forgets the turnarounds so far.
+func (s *Server) ResetTurnaround() {
+	t := &s.turn
+	t.n.Store(0)
+	t.sum.Store(0)
+	t.max.Store(0)
+	for i := range t.buckets {
+		t.buckets[i].Store(0)
+	}
+}
+
+// TurnaroundStats summarises turnarounds.
+type TurnaroundStats struct {
+	N                  int64
+	Mean               time.Duration
+	P50, P90, P99, Max time.Duration
+}
+
+func (t TurnaroundStats) String() string {
+	return fmt.Sprintf("%d turnarounds: mean %v, p50 ≤ %v, p90 ≤ %v, p99 ≤ %v, max %v", t.N,
+		t.Mean.Round(time.Microsecond), t.P50, t.P90, t.P99, t.Max.Round(time.Microsecond))
+}
+
+type connKey struct{}
+
+// connState is one connection's: written only by the handler of its
+// current request.
+type connState struct{ last time.Time }
+
+// turnaround is a histogram of durations in power-of-two microsecond
+// buckets, added to without a lock.
+type turnaround struct {
+	n, sum, max atomic.Int64
+	buckets     [32]atomic.Int64 // bucket i: < 2^i µs
+}
+
+func (t *turnaround) add(d time.Duration) {
+	t.n.Add(1)
+	t.sum.Add(int64(d))
+	for {
+		m := t.max.Load()
+		if int64(d) <= m || t.max.CompareAndSwap(m, int64(d)) {
+			break
+		}
+	}
+	us := d.Microseconds()
+	i := 0
+	for i < len(t.buckets)-1 && us >= 1<<i {
+		i++
+	}
+	t.buckets[i].Add(1)
+}
+
+func (t *turnaround) stats() TurnaroundStats {
+	st := TurnaroundStats{N: t.n.Load(), Max: time.Duration(t.max.Load())}
+	if st.N == 0 {
+		return st
+	}
+	st.Mean = time.Duration(t.sum.Load() / st.N)
+	var seen int64
+	for i := range t.buckets {
+		seen += t.buckets[i].Load()
+		upper := time.Duration(1<<i) * time.Microsecond
+		if st.P50 == 0 && float64(seen) >= 0.5*float64(st.N) {
+			st.P50 = upper
+		}
+		if st.P90 == 0 && float64(seen) >= 0.9*float64(st.N) {
+			st.P90 = upper
+		}
+		if st.P99 == 0 && float64(seen) >= 0.99*float64(st.N) {
+			st.P99 = upper
+		}
+	}
+	return st
+}
 
 // PeakInFlight is the most requests handled at once.
 func (s *Server) PeakInFlight() int { return int(s.peak.Load()) }
@@ -169,6 +268,9 @@ func (s *Server) Requests() []Request {
 }
 
 func (s *Server) next() *Fault {
+	if !s.scripted.Load() {
+		return nil
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.sticky != nil {
@@ -182,10 +284,19 @@ func (s *Server) next() *Fault {
 	if f.Kind == FaultQuota {
 		s.sticky = &f
 	}
+	s.scripted.Store(len(s.script) > 0 || s.sticky != nil)
 	return &f
 }
 
 func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
+	if cs, ok := r.Context().Value(connKey{}).(*connState); ok {
+		// Requests on a connection come one after the other: the handler
+		// of the last one has returned.
+		if !cs.last.IsZero() {
+			s.turn.add(time.Since(cs.last))
+		}
+		defer func() { cs.last = time.Now() }()
+	}
 	s.calls.Add(1)
 	n := s.inflight.Add(1)
 	defer s.inflight.Add(-1)
@@ -195,23 +306,21 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 			break
 		}
 	}
-	body, _ := io.ReadAll(r.Body)
+	body, _ := readBody(r)
 	req, err := s.parse(r, body)
 	if err != nil {
 		s.fail(w, http.StatusBadRequest, "invalid_request_error", err.Error())
 		return
 	}
-	req.At = time.Now()
-	s.mu.Lock()
-	s.requests = append(s.requests, req)
-	s.mu.Unlock()
+	if !s.noLog {
+		req.At = time.Now()
+		s.mu.Lock()
+		s.requests = append(s.requests, req)
+		s.mu.Unlock()
+	}
 
-	if s.latency > 0 {
-		select {
-		case <-time.After(s.latency):
-		case <-r.Context().Done():
-			return
-		}
+	if s.latency > 0 && !wait(r, s.latency) {
+		return
 	}
 	f := s.next()
 	if f != nil {
@@ -233,9 +342,7 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 			s.fail(w, code, "overloaded_error", "Overloaded")
 			return
 		case FaultSlow:
-			select {
-			case <-time.After(f.Delay):
-			case <-r.Context().Done():
+			if !wait(r, f.Delay) {
 				return
 			}
 		case FaultTruncated:
@@ -262,6 +369,67 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 	w.Write(s.success(req))
 }
 
+// wait waits d, false when the client went away first.
+func wait(r *http.Request, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-r.Context().Done():
+		return false
+	}
+}
+
+// readBody reads a request's body, in one allocation when its length is
+// known.
+func readBody(r *http.Request) ([]byte, error) {
+	if n := r.ContentLength; n >= 0 && n < 1<<24 {
+		b := make([]byte, n)
+		_, err := io.ReadFull(r.Body, b)
+		return b, err
+	}
+	return io.ReadAll(r.Body)
+}
+
+// openAIAnswer is the chat completion the fake sends, encoded by hand:
+// the benchmark's server answers thousands of these a second, and
+// encoding/json of a map cost more than the rest of a request.
+func openAIAnswer(model, fp, text string, in, out int) []byte {
+	b := make([]byte, 0, 320+len(model)+len(fp)+len(text))
+	b = append(b, `{"id":"chatcmpl-fake","object":"chat.completion","created":0,"model":`...)
+	b = appendString(b, model)
+	b = append(b, `,"system_fingerprint":`...)
+	if fp == "" {
+		b = append(b, "null"...)
+	} else {
+		b = appendString(b, fp)
+	}
+	b = append(b, `,"choices":[{"index":0,"finish_reason":"stop","logprobs":null,"message":{"role":"assistant","content":`...)
+	b = appendString(b, text)
+	b = append(b, `,"refusal":null}}],"usage":{"prompt_tokens":`...)
+	b = strconv.AppendInt(b, int64(in), 10)
+	b = append(b, `,"completion_tokens":`...)
+	b = strconv.AppendInt(b, int64(out), 10)
+	b = append(b, `,"total_tokens":`...)
+	b = strconv.AppendInt(b, int64(in+out), 10)
+	return append(b, "}}"...)
+}
+
+// appendString appends s as a JSON string: printable ASCII as it is,
+// anything else through encoding/json.
+func appendString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x80 || c == '"' || c == '\\' {
+			q, _ := json.Marshal(s)
+			return append(b, q...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
+}
+
 // reset closes the connection with an RST (SO_LINGER 0), mid-request.
 func reset(w http.ResponseWriter) {
 	hj, ok := w.(http.Hijacker)
@@ -280,16 +448,25 @@ func reset(w http.ResponseWriter) {
 
 func tokens(s string) int { return len(s)/4 + 1 }
 
+// promptTokens is tokens(req.System + req.Prompt()), without building the
+// string.
+func promptTokens(req Request) int {
+	n := len(req.System)
+	for i, m := range req.Messages {
+		if i > 0 {
+			n++ // Prompt's "\n"
+		}
+		n += len(m.Content)
+	}
+	return n/4 + 1
+}
+
 func (s *Server) success(req Request) []byte {
 	text := s.respond(req)
-	in, out := tokens(req.System+req.Prompt()), tokens(text)
+	in, out := promptTokens(req), tokens(text)
 	model := req.Model
 	if s.modelID != nil {
 		model = s.modelID(req.Model)
-	}
-	var fp any // JSON null unless set
-	if s.sysFP != "" {
-		fp = s.sysFP
 	}
 	var v any
 	switch s.Protocol {
@@ -305,10 +482,7 @@ func (s *Server) success(req Request) []byte {
 			"usageMetadata": map[string]any{"promptTokenCount": in, "candidatesTokenCount": out, "totalTokenCount": in + out},
 			"modelVersion":  model}
 	default:
-		v = map[string]any{"id": "chatcmpl-fake", "object": "chat.completion", "created": 0, "model": model, "system_fingerprint": fp,
-			"choices": []any{map[string]any{"index": 0, "finish_reason": "stop", "logprobs": nil,
-				"message": map[string]any{"role": "assistant", "content": text, "refusal": nil}}},
-			"usage": map[string]any{"prompt_tokens": in, "completion_tokens": out, "total_tokens": in + out}}
+		return openAIAnswer(model, s.sysFP, text, in, out)
 	}
 	b, _ := json.Marshal(v)
 	return b

@@ -200,27 +200,34 @@ func (g *LLM) Process(ctx context.Context, rec *item.Record) error {
 	}
 	data := g.data(ctx, rec)
 	rec.Samples = make([]*item.Sample, g.Samples)
-	var wg sync.WaitGroup
-	for i := range g.Samples {
+	draw := func(i int) {
 		s := &item.Sample{Index: i}
 		rec.Samples[i] = s
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			a := &item.Attempt{Sample: i, Index: 0}
-			s.Attempts = []*item.Attempt{a}
-			d := data
-			d.Sample = i
-			msgs, err := g.firstTurn(d)
-			if err != nil {
-				a.SetError(item.ClassGeneration, err.Error())
-				return
-			}
-			resp, err := g.Client.Complete(ctx, g.Client.NewRequest(g.system(), msgs, i))
-			g.record(a, resp, err)
-		}()
+		a := &item.Attempt{Sample: i, Index: 0}
+		s.Attempts = []*item.Attempt{a}
+		d := data
+		d.Sample = i
+		msgs, err := g.firstTurn(d)
+		if err != nil {
+			a.SetError(item.ClassGeneration, err.Error())
+			return
+		}
+		resp, err := g.Client.Complete(ctx, g.Client.NewRequest(g.system(), msgs, i))
+		g.record(a, resp, err)
 	}
-	wg.Wait()
+	if g.Samples == 1 {
+		draw(0) // the stage's own worker makes the call
+	} else {
+		var wg sync.WaitGroup
+		for i := range g.Samples {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				draw(i)
+			}()
+		}
+		wg.Wait()
+	}
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
@@ -260,6 +267,9 @@ func (g *LLM) system() string {
 }
 
 func (g *LLM) firstTurn(d llm.PromptData) ([]llm.Message, error) {
+	if g.promptSrc == llm.DefaultGeneratePrompt {
+		return []llm.Message{{Role: "user", Content: llm.RenderDefaultGenerate(d)}}, nil
+	}
 	p, err := llm.Render(g.prompt, d)
 	if err != nil {
 		return nil, fmt.Errorf("prompt template: %w", err)

@@ -9,7 +9,10 @@
 //
 // It writes its base URL (…/v1) to -url-file (or stdout) once it listens,
 // and on SIGINT/SIGTERM prints the calls it answered and the most it had in
-// flight at once and the connections clients opened to stderr.
+// flight at once, the connections clients opened and the clients'
+// turnaround (fake.Server.Turnaround: from an answer to the next request
+// on its connection) to stderr. SIGUSR1 prints the same and resets the
+// turnaround, so one server can report run by run.
 package main
 
 import (
@@ -17,6 +20,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"syscall"
 
 	"github.com/evalflow/evalflow/llm/fake"
@@ -25,8 +29,20 @@ import (
 func main() {
 	latency := flag.Duration("latency", 200_000_000, "fixed latency of every answer")
 	urlFile := flag.String("url-file", "", "write the base URL here (default: stdout)")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the server's life here")
 	flag.Parse()
-	srv := fake.New(fake.OpenAI, fake.WithLatency(*latency))
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "fakellm:", err)
+			os.Exit(1)
+		}
+		defer func() { pprof.StopCPUProfile(); f.Close() }()
+	}
+	srv := fake.New(fake.OpenAI, fake.WithLatency(*latency), fake.WithoutRequestLog())
 	if *urlFile != "" {
 		if err := os.WriteFile(*urlFile+".tmp", []byte(srv.URL+"\n"), 0o644); err != nil {
 			fmt.Fprintln(os.Stderr, "fakellm:", err)
@@ -40,8 +56,13 @@ func main() {
 		fmt.Println(srv.URL)
 	}
 	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	<-sigs
-	fmt.Fprintf(os.Stderr, "fakellm: %d calls, at most %d in flight, %d connections opened\n", srv.Calls(), srv.PeakInFlight(), srv.Conns())
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGUSR1)
+	for sig := range sigs {
+		fmt.Fprintf(os.Stderr, "fakellm: %d calls, at most %d in flight, %d connections opened; %v\n", srv.Calls(), srv.PeakInFlight(), srv.Conns(), srv.Turnaround())
+		if sig != syscall.SIGUSR1 {
+			break
+		}
+		srv.ResetTurnaround()
+	}
 	srv.Close()
 }
