@@ -251,3 +251,32 @@ func TestJSONMustBeAnArray(t *testing.T) {
 		t.Errorf("err = %v", err)
 	}
 }
+
+// TestLen: Len, counted by Open's scan, is the number of items Items
+// delivers — blank lines skipped, invalid rows counted — so a progress bar
+// needs no second pass.
+func TestLen(t *testing.T) {
+	for _, tt := range []struct{ name, format, content string }{
+		{"jsonl", "jsonl", `{"id":"a"}` + "\n\n" + `{"id":` + "\n" + `{"id":"a"}` + "\n" + `7` + "\n" + `{"id":"z"}`},
+		{"json", "json", `[{"id":"a"}, {"id":"b"}, {"x":1}]`},
+		{"csv", "csv", "id,question\na,x\nb,y\n\"c,z\n"},
+		{"empty", "jsonl", ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			p := write(t, "q."+tt.format, tt.content)
+			ds := &dsl.Dataset{Source: p, Format: tt.format, ID: "id", Question: "question", Gold: "gold", DB: "db"}
+			r, err := Open(context.Background(), ds)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			n := 0
+			if err := r.Items(context.Background(), func(item.Item) error { n++; return nil }); err != nil {
+				t.Fatal(err)
+			}
+			if r.Len() != n {
+				t.Errorf("Len() = %d, Items delivered %d", r.Len(), n)
+			}
+		})
+	}
+}

@@ -41,7 +41,15 @@ type Reader struct {
 	// Mapping is how the file was read: its format and the field each
 	// item attribute came from. Fixed by Open.
 	Mapping Mapping
+	// rows is the number of rows Open's scan read: what Len reports.
+	rows int
 }
+
+// Len is the number of items Items delivers: every row of the file, the
+// invalid ones included (each becomes an item in error). Open counted them
+// while it read the schema, so a caller that needs the total (a progress
+// bar) does not read the file again.
+func (r *Reader) Len() int { return r.rows }
 
 // Mapping says how a dataset file became items: the format it was read as
 // and the field each item attribute was read from. An attribute the dataset
@@ -221,6 +229,7 @@ func (r *Reader) scan(ctx context.Context) error {
 		if ctx.Err() != nil {
 			return context.Cause(ctx)
 		}
+		r.rows++
 		for i, n := range row.Names {
 			j, ok := idx[n]
 			if !ok {

@@ -9,6 +9,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/evalflow/evalflow/compare"
 )
@@ -16,20 +17,25 @@ import (
 //go:embed report.html.tmpl
 var pageText string
 
-var page = template.Must(template.New("report").Funcs(template.FuncMap{
-	"num":    num,
-	"count":  func(k string, n int64) template.HTML { return num(k, n, 0) },
-	"key":    key,
-	"svg":    func(s string) template.HTML { return template.HTML(s) }, // drawn by gonum/plot: its text is XML-escaped
-	"cellOr": cellOr,
-	"pct":    func(v float64) string { return strconv.FormatFloat(100*v, 'f', 1, 64) + "%" },
-	"diffRows": func(d Diff) []compare.Row {
-		return d.Res.Rows
-	},
-	"inc":   func(i int) int { return i + 1 },
-	"multi": func(r *Run) bool { return len(r.Cells) > 0 },
-	"view":  func(v *ResultView, total sql.NullInt64) resultArg { return resultArg{v, total} },
-}).Parse(pageText))
+// page is the report's template, parsed at first use: every command links
+// this package, few render a page, and parsing it was the heaviest package
+// init of `evalflow version`.
+var page = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("report").Funcs(template.FuncMap{
+		"num":    num,
+		"count":  func(k string, n int64) template.HTML { return num(k, n, 0) },
+		"key":    key,
+		"svg":    func(s string) template.HTML { return template.HTML(s) }, // drawn by gonum/plot: its text is XML-escaped
+		"cellOr": cellOr,
+		"pct":    func(v float64) string { return strconv.FormatFloat(100*v, 'f', 1, 64) + "%" },
+		"diffRows": func(d Diff) []compare.Row {
+			return d.Res.Rows
+		},
+		"inc":   func(i int) int { return i + 1 },
+		"multi": func(r *Run) bool { return len(r.Cells) > 0 },
+		"view":  func(v *ResultView, total sql.NullInt64) resultArg { return resultArg{v, total} },
+	}).Parse(pageText))
+})
 
 // resultArg hands a result's preview and its row count (gold_rows or
 // pred_rows) to the "rows" and "preview" templates.
@@ -40,7 +46,7 @@ type resultArg struct {
 
 // Write renders rep as one self-contained HTML page.
 func Write(w io.Writer, rep *Report) error {
-	return page.Execute(w, rep)
+	return page().Execute(w, rep)
 }
 
 // num renders a number with its hooks: data-key says where it came from,

@@ -188,3 +188,230 @@ func TestItemStatus(t *testing.T) {
 		}
 	}
 }
+
+// streamRecords are n records with every status and one or two attempts,
+// enough for several parts and several stream batches.
+func streamRecords(n int) []*item.Record {
+	recs := make([]*item.Record, n)
+	for i := range recs {
+		r := record(i, "q"+strconv.Itoa(i), i%3 == 0)
+		switch i % 7 {
+		case 1:
+			r.Status, r.Error = "error", "gold failed"
+		case 2:
+			r.Final().ErrorClass = item.ClassTimeout
+		case 3:
+			r.Status = "cancelled"
+		case 4:
+			a := *r.Final()
+			a.Index, a.ErrorClass = 1, "syntax"
+			r.Samples[0].Attempts = append(r.Samples[0].Attempts, &a)
+		}
+		recs[i] = r
+	}
+	return recs
+}
+
+// writeRun writes recs to a fresh run directory and closes it; noStream
+// makes Close merge the parts (the behaviour without the stream).
+func writeRun(t *testing.T, recs []*item.Record, noStream bool, sinkBlocks ...*dsl.Sink) (string, *Run) {
+	t.Helper()
+	dir := t.TempDir()
+	r, err := Open(dir, Config{MetricCols: []string{"ex", "pass_at_k"}, Sinks: sinkBlocks, FlushItems: 97})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.noStream = noStream
+	for _, rec := range recs {
+		if err := r.Write(rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if streamed := r.stream != nil; streamed == noStream {
+		t.Fatalf("streaming = %v, want %v", streamed, !noStream)
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if tmps, _ := filepath.Glob(filepath.Join(dir, "*.tmp")); len(tmps) > 0 {
+		t.Errorf("temporary files left after Close: %v", tmps)
+	}
+	return dir, r
+}
+
+func readTables(t *testing.T, dir string) map[string][][]any {
+	t.Helper()
+	out := map[string][][]any{}
+	for _, f := range []string{ItemsFile, AttemptsFile} {
+		_, rows, err := sinks.ReadParquetRows(filepath.Join(dir, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[f] = rows
+	}
+	return out
+}
+
+// TestStreamedMergeEqualsPartsMerge: the merged files written while the
+// run goes hold exactly what merging the parts gives, in the same order,
+// and the counts agree; per-item sinks are still merged from the parts.
+func TestStreamedMergeEqualsPartsMerge(t *testing.T) {
+	recs := streamRecords(1500)
+	qas := &dsl.Sink{Name: "qas", Kind: "qas_jsonl", Table: "items", Path: "evaluation-results.jsonl", Agent: "a1", Difficulty: "difficulty"}
+	streamed, rs := writeRun(t, recs, false, qas)
+	merged, rm := writeRun(t, recs, true, qas)
+	if diff := cmp.Diff(readTables(t, merged), readTables(t, streamed)); diff != "" {
+		t.Errorf("streamed files differ from the merged parts (-merged +streamed):\n%s", diff)
+	}
+	if diff := cmp.Diff(rm.Counts, rs.Counts); diff != "" {
+		t.Errorf("counts (-merged +streamed):\n%s", diff)
+	}
+	if rs.Counts.Items != len(recs) || rs.Counts.Cancelled == 0 || rs.Counts.Errors == 0 || rs.Counts.Attempts <= len(recs) {
+		t.Errorf("counts = %+v", rs.Counts)
+	}
+	a, _ := os.ReadFile(filepath.Join(streamed, "evaluation-results.jsonl"))
+	b, _ := os.ReadFile(filepath.Join(merged, "evaluation-results.jsonl"))
+	if len(a) == 0 || string(a) != string(b) {
+		t.Errorf("qas sink: %d bytes streamed, %d merged, or they differ", len(a), len(b))
+	}
+}
+
+// TestNoStreamWithFileSinks: a file sink of items or attempts is merged from
+// the parts with the main files, so the run does not stream.
+func TestNoStreamWithFileSinks(t *testing.T) {
+	js := &dsl.Sink{Name: "j", Kind: "jsonl", Table: "attempts", Path: "attempts.jsonl"}
+	dir := t.TempDir()
+	r, err := Open(dir, Config{MetricCols: []string{"ex", "pass_at_k"}, Sinks: []*dsl.Sink{js}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rec := range streamRecords(50) {
+		if err := r.Write(rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if r.stream != nil {
+		t.Error("a run with a file sink of attempts streams")
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "attempts.jsonl")); err != nil || strings.Count(string(b), "\n") < 50 {
+		t.Errorf("attempts.jsonl: %v, %d lines", err, strings.Count(string(b), "\n"))
+	}
+}
+
+// failingWriter fails its Write after ok rows.
+type failingWriter struct{ ok int }
+
+func (w *failingWriter) Write([]any) error {
+	if w.ok == 0 {
+		return errors.New("disk full")
+	}
+	w.ok--
+	return nil
+}
+
+func (w *failingWriter) Close() error { return nil }
+
+// TestStreamFailureFallsBackToParts: a stream that fails (a full disk,
+// say) does not fail the run: Close merges the parts instead.
+func TestStreamFailureFallsBackToParts(t *testing.T) {
+	recs := streamRecords(700)
+	want := readTables(t, func() string { d, _ := writeRun(t, recs, true); return d }())
+	dir := t.TempDir()
+	r, err := Open(dir, Config{MetricCols: []string{"ex", "pass_at_k"}, FlushItems: 97})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, rec := range recs {
+		if err := r.Write(rec); err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			// No batch has reached the stream's goroutine yet.
+			o := &r.stream.outs[tableItems]
+			o.w.Close()
+			o.w = &failingWriter{ok: 300}
+		}
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, readTables(t, dir)); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	if r.Counts.Items != len(recs) {
+		t.Errorf("counts = %+v", r.Counts)
+	}
+	if tmps, _ := filepath.Glob(filepath.Join(dir, "*.tmp")); len(tmps) > 0 {
+		t.Errorf("temporary files left: %v", tmps)
+	}
+}
+
+// TestStreamTempsRemoved: Abandon removes the stream's temporary files and
+// keeps the parts; temporary merged files a killed process left are
+// removed when the directory is opened again, fresh or resumed.
+func TestStreamTempsRemoved(t *testing.T) {
+	dir := t.TempDir()
+	fp := Fingerprint{"pipeline": "p"}
+	r, err := Open(dir, Config{MetricCols: []string{"ex"}, Fingerprint: fp, FlushItems: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.WriteJSON(ManifestName, &Manifest{Status: "running", Fingerprint: fp}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 25 {
+		if err := r.Write(record(i, "q"+strconv.Itoa(i), true)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if tmps, _ := filepath.Glob(filepath.Join(dir, "*.parquet.tmp")); len(tmps) != 2 {
+		t.Errorf("while the run goes: %v, want items and attempts .tmp", tmps)
+	}
+	if err := r.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	r.Abandon()
+	if tmps, _ := filepath.Glob(filepath.Join(dir, "*.tmp")); len(tmps) > 0 {
+		t.Errorf("after Abandon: %v", tmps)
+	}
+	if parts, _ := filepath.Glob(filepath.Join(dir, PartsDir, "items-*.parquet")); len(parts) != 3 {
+		t.Errorf("after Abandon: %d item parts, want 3", len(parts))
+	}
+	// A killed process leaves them behind.
+	for _, f := range []string{ItemsFile, AttemptsFile} {
+		os.WriteFile(filepath.Join(dir, f+".tmp"), []byte("PAR1 torn"), 0o644)
+	}
+	kept := 0
+	r, err = Open(dir, Config{MetricCols: []string{"ex"}, Fingerprint: fp, OnKept: func(*item.Record) { kept++ }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tmps, _ := filepath.Glob(filepath.Join(dir, "*.tmp")); len(tmps) > 0 {
+		t.Errorf("after resuming: %v", tmps)
+	}
+	if kept != 25 {
+		t.Errorf("resumed with %d kept items, want 25", kept)
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	_, rows, err := sinks.ReadParquetRows(filepath.Join(dir, ItemsFile))
+	if err != nil || len(rows) != 25 {
+		t.Errorf("items.parquet after the resumed run: %v, %d rows", err, len(rows))
+	}
+	r.Finish()
+	for _, f := range []string{ItemsFile, AttemptsFile} {
+		os.WriteFile(filepath.Join(dir, f+".tmp"), []byte("PAR1 torn"), 0o644)
+	}
+	r, err = Open(dir, Config{MetricCols: []string{"ex"}, Overwrite: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Abandon()
+	if tmps, _ := filepath.Glob(filepath.Join(dir, "*.tmp")); len(tmps) > 0 {
+		t.Errorf("after -overwrite: %v", tmps)
+	}
+}

@@ -22,6 +22,11 @@
 #   trivial  internal/bench/testdata/trivial.hcl (replay → SELECT 1 →
 #            jaro_winkler → Parquet) at each size in BENCH_TRIVIAL_SIZES:
 #            items/s by wall time.        Target ≥ 50,000.
+#            Also per size: peak RSS (the largest of the rounds; memory
+#            must not grow with the dataset beyond what the output needs)
+#            and, with 3 rounds or more, the spread of the wall times: the
+#            largest deviation from their median. Target for 1,000,000
+#            items, five rounds: within ±15%.
 #   llm      internal/bench/testdata/llm.hcl against internal/bench/fakellm
 #            (fixed BENCH_LLM_LATENCY, default 200ms), cache off, every prompt
 #            distinct, C in BENCH_LLM_C (default 8 64 256 1024), BENCH_LLM_WAVES
@@ -178,12 +183,13 @@ if want trivial; then
 		echo "-- trivial: $n items (replay → SELECT 1 → jaro_winkler → Parquet)"
 		D=$WORK/triv$n
 		"$BIN/gen" -kind trivial -n "$n" -out "$D" || exit 0
-		rates=() walls=()
+		rates=() walls=() rsss=()
 		for r in $(seq "$ROUNDS"); do
 			EVALFLOW_CACHE_DIR=$(fresh_cache) timed "$WORK/t.$n.$r" "$EF" run "$ROOT/internal/bench/testdata/trivial.hcl" \
 				-var dir="$D" -quiet -overwrite -out "$WORK/run-triv"
 			w=$(wall_of "$WORK/t.$n.$r")
 			walls+=("$w")
+			rsss+=("$(rss_of "$WORK/t.$n.$r")")
 			rates+=("$(awk -v n="$n" -v w="$w" 'BEGIN{printf "%.0f", n/w}')")
 			printf '   round %s: wall %ss cpu %ss (user %s sys %s) rss %s MB  %s items/s\n' "$r" "$w" "$(cpu_of "$WORK/t.$n.$r")" \
 				"$(user_of "$WORK/t.$n.$r")" "$(sys_of "$WORK/t.$n.$r")" "$(rss_of "$WORK/t.$n.$r")" "${rates[-1]}"
@@ -193,6 +199,19 @@ if want trivial; then
 			"$(awk -v n="$n" -v w="$med" 'BEGIN{printf "%.0f", n/w}')" "$med" "$(IFS=,; echo "${walls[*]}")")
 		echo "   $line"
 		SUMMARY+=("$line")
+		line=$(printf '%-34s %8s MB     (rounds %s)' "trivial $n peak RSS (max)" \
+			"$(printf '%s\n' "${rsss[@]}" | sort -g | tail -1)" "$(IFS=,; echo "${rsss[*]}")")
+		echo "   $line"
+		SUMMARY+=("$line")
+		if [ "$ROUNDS" -ge 3 ]; then
+			spread=$(printf '%s\n' "${walls[@]}" | awk -v m="$med" '{d=($1-m)/m*100; if (d<0) d=-d; if (d>s) s=d} END{printf "%.1f", s}')
+			target=""
+			[ "$n" -ge 1000000 ] && target="   target within ±15% over 5 rounds"
+			line=$(printf '%-34s %7s%%      (largest deviation of a round'"'"'s wall time from the median %ss)%s' \
+				"trivial $n repeatability" "±$spread" "$med" "$target")
+			echo "   $line"
+			SUMMARY+=("$line")
+		fi
 		if [ "$PROFILE" = 1 ]; then
 			EVALFLOW_CACHE_DIR=$(fresh_cache) EVALFLOW_CPUPROFILE="$WORK/prof/trivial$n.cpu" EVALFLOW_MEMPROFILE="$WORK/prof/trivial$n.alloc" \
 				timed "$WORK/t.prof.$n" "$BIN/evalflow-prof" run "$ROOT/internal/bench/testdata/trivial.hcl" \

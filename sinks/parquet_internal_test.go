@@ -1,11 +1,16 @@
 package sinks
 
 import (
+	"bytes"
 	"errors"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+
+	"github.com/parquet-go/parquet-go/compress/zstd"
 
 	"github.com/evalflow/evalflow/table"
 )
@@ -37,5 +42,48 @@ func TestParquetIOFailure(t *testing.T) {
 	}
 	if err := w.Close(); !errors.Is(err, ErrClosed) {
 		t.Errorf("second Close = %v, want ErrClosed", err)
+	}
+}
+
+// TestPooledZstdSameBytes: the process-wide zstd codec gives the bytes
+// parquet-go's own codec gives (same encoder options), from any goroutine,
+// and reads back.
+func TestPooledZstdSameBytes(t *testing.T) {
+	src := rand.New(rand.NewPCG(1, 2))
+	var inputs [][]byte
+	for _, n := range []int{0, 1, 100, 4096, 300_000} {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = "SELECT 1 FROM t WHERE x = "[src.IntN(26)]
+		}
+		inputs = append(inputs, b)
+	}
+	ref := &zstd.Codec{}
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for _, in := range inputs {
+				want, err := ref.Encode(nil, in)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				got, err := zstdCodec.Encode(make([]byte, 0, 7), in)
+				if err != nil || !bytes.Equal(got, want) {
+					t.Errorf("%d bytes: pooled codec gave %d bytes (%v), parquet-go's %d", len(in), len(got), err, len(want))
+					return
+				}
+				back, err := zstdCodec.Decode(nil, got)
+				if err != nil || !bytes.Equal(back, in) {
+					t.Errorf("%d bytes: round trip failed: %v", len(in), err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if n := len(zstdCodec.idle); n > maxIdleZstd {
+		t.Errorf("%d idle encoders kept, at most %d", n, maxIdleZstd)
 	}
 }

@@ -200,14 +200,29 @@ type itemSource interface {
 
 var errCounted = errors.New("counted")
 
-// countItems counts src's items in the background, up to limit when it is
-// positive, and makes the count the total: the planner streams a dataset
-// without counting it (start(-1)), and a bar needs a total. The count ends
-// with ctx or stop, whichever comes first; a count that fails leaves the
-// total unknown (the run itself reports what is wrong with the dataset).
-// Under -quiet nothing is counted.
+// counted is an itemSource that knows its number of items without reading
+// them again (a *dataset.Reader counts its rows when it is opened).
+type counted interface {
+	Len() int
+}
+
+// countItems makes src's number of items, up to limit when it is positive,
+// the total: the planner streams a dataset without counting it
+// (start(-1)), and a bar needs a total. A source that knows its length
+// (counted) gives it at once; any other is counted in the background, a
+// second pass over it, which ends with ctx or stop, whichever comes first;
+// a count that fails leaves the total unknown (the run itself reports what
+// is wrong with the dataset). Under -quiet nothing is counted.
 func (p *progress) countItems(ctx context.Context, src itemSource, limit int) {
 	if p.opts.mode == progressOff {
+		return
+	}
+	if c, ok := src.(counted); ok {
+		n := c.Len()
+		if limit > 0 {
+			n = min(n, limit)
+		}
+		p.total.CompareAndSwap(-1, int64(n))
 		return
 	}
 	ctx, cancel := context.WithCancel(ctx)

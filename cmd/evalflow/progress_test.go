@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"math"
 	"os"
@@ -533,5 +534,73 @@ func TestProgressOverallPerCell(t *testing.T) {
 		if len(rows) != 1 || rows[0].Items != want || rows[0].N != want {
 			t.Errorf("cell %d: overall rows %+v, want items = n = %d", cell, rows, want)
 		}
+	}
+}
+
+// countedSource knows its length; Items must not be called for a count.
+type countedSource struct {
+	n     int
+	calls int
+}
+
+func (s *countedSource) Len() int { return s.n }
+
+func (s *countedSource) Items(ctx context.Context, fn func(item.Item) error) error {
+	s.calls++
+	for range s.n {
+		if err := fn(item.Item{}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// streamSource only streams: countItems reads it in the background.
+type streamSource struct{ n int }
+
+func (s streamSource) Items(ctx context.Context, fn func(item.Item) error) error {
+	for range s.n {
+		if err := fn(item.Item{}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// TestProgressCountItems: a source that knows its length (a
+// dataset.Reader counted its rows when it was opened) is not read again;
+// another is counted by a second pass; -limit caps both; -quiet counts
+// nothing.
+func TestProgressCountItems(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		src   itemSource
+		limit int
+		mode  progressMode
+		want  int64
+	}{
+		{"counted", &countedSource{n: 1234}, 0, progressLog, 1234},
+		{"counted, limit", &countedSource{n: 1234}, 100, progressLog, 100},
+		{"counted, limit above", &countedSource{n: 12}, 100, progressLog, 12},
+		{"streamed", streamSource{n: 777}, 0, progressLog, 777},
+		{"streamed, limit", streamSource{n: 777}, 70, progressLog, 70},
+		{"quiet", &countedSource{n: 5}, 0, progressOff, -1},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			p, _, _ := testProgress(tt.mode, time.Second, 80, "ex")
+			p.countItems(context.Background(), tt.src, tt.limit)
+			if _, streamed := tt.src.(streamSource); streamed {
+				for deadline := time.Now().Add(10 * time.Second); p.total.Load() < 0 && time.Now().Before(deadline); {
+					time.Sleep(time.Millisecond) // the second pass runs in the background
+				}
+			}
+			p.stop()
+			if got := p.total.Load(); got != tt.want {
+				t.Errorf("total = %d, want %d", got, tt.want)
+			}
+			if c, ok := tt.src.(*countedSource); ok && c.calls != 0 {
+				t.Errorf("a counted source was read %d times", c.calls)
+			}
+		})
 	}
 }
