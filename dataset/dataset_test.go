@@ -280,3 +280,49 @@ func TestLen(t *testing.T) {
 		})
 	}
 }
+
+// TestDuplicateIDs: every repeat of an id is an invalid item naming the
+// line of the first, whichever field the id comes from (declared, default
+// or inferred); ids are compared as text (7 and "7" are one id); rows
+// without an id do not count.
+func TestDuplicateIDs(t *testing.T) {
+	for _, tt := range []struct {
+		name, content string
+		ds            dsl.Dataset
+		want          []string // Invalid of each item, "" when valid
+	}{{
+		name:    "default id",
+		content: `{"id":"a"}` + "\n" + `{"id":7}` + "\n" + `{"id":"a"}` + "\n" + `{"id":"7"}` + "\n" + `{"x":1}` + "\n" + `{"id":"a"}` + "\n" + `{"id":"b"}`,
+		want:    []string{"", "", `duplicate id "a" (first at line 1)`, `duplicate id "7" (first at line 2)`, `row has no "id" value`, `duplicate id "a" (first at line 1)`, ""},
+	}, {
+		name:    "inferred question_id",
+		content: `{"question_id":1,"id_x":1}` + "\n" + `{"question_id":2}` + "\n" + `{"question_id":1}`,
+		want:    []string{"", "", `duplicate id "1" (first at line 1)`},
+	}, {
+		name:    "declared field",
+		content: `{"key":"k","id":"same"}` + "\n" + `{"key":"l","id":"same"}` + "\n" + `{"key":"k","id":"other"}`,
+		ds:      dsl.Dataset{ID: "key", Explicit: map[string]bool{"id": true}},
+		want:    []string{"", "", `duplicate id "k" (first at line 1)`},
+	}} {
+		t.Run(tt.name, func(t *testing.T) {
+			ds := tt.ds
+			ds.Source, ds.Format = write(t, "q.jsonl", tt.content), "jsonl"
+			if ds.ID == "" {
+				ds.ID = "id"
+			}
+			ds.Question, ds.Gold, ds.DB = "question", "gold", "db"
+			var got []string
+			for _, it := range items(t, &ds) {
+				got = append(got, it.Invalid)
+			}
+			for i := range min(len(got), len(tt.want)) {
+				if (tt.want[i] == "") != (got[i] == "") || !strings.Contains(got[i], tt.want[i]) {
+					t.Errorf("item %d: %q, want %q", i, got[i], tt.want[i])
+				}
+			}
+			if len(got) != len(tt.want) {
+				t.Errorf("%d items, want %d", len(got), len(tt.want))
+			}
+		})
+	}
+}

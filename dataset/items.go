@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -43,6 +44,10 @@ type Reader struct {
 	Mapping Mapping
 	// rows is the number of rows Open's scan read: what Len reports.
 	rows int
+	// seed hashes ids; dups holds the hashes of the ids more than one row
+	// has (nil: none), found by Open's scan, so Items tracks those only.
+	seed maphash.Seed
+	dups map[uint64]struct{}
 }
 
 // Len is the number of items Items delivers: every row of the file, the
@@ -213,6 +218,17 @@ func spool(ctx context.Context, src string) (string, error) {
 // lists them in columns).
 func (r *Reader) scan(ctx context.Context) error {
 	ds := r.ds
+	// The id field is only settled once every row is read (resolve): the
+	// ids of each field it may be are hashed as they come, and the
+	// duplicates of the one it is are kept (findDups).
+	r.seed = maphash.MakeSeed()
+	var idNames []string
+	for _, n := range append([]string{r.Mapping.ID}, fallbacks[0].names...) {
+		if !slices.Contains(idNames, n) && (n == r.Mapping.ID || !ds.Explicit["id"]) {
+			idNames = append(idNames, n)
+		}
+	}
+	idHashes := make([][]uint64, len(idNames))
 	idx := map[string]int{}
 	firstLine := map[string]int{}
 	seen := map[string]bool{} // every field name of every row
@@ -230,6 +246,13 @@ func (r *Reader) scan(ctx context.Context) error {
 			return context.Cause(ctx)
 		}
 		r.rows++
+		for i, n := range idNames {
+			if v, ok := row.Get(n); ok && v != nil {
+				if id := Text(v); id != "" {
+					idHashes[i] = append(idHashes[i], maphash.String(r.seed, id))
+				}
+			}
+		}
 		for i, n := range row.Names {
 			j, ok := idx[n]
 			if !ok {
@@ -266,6 +289,11 @@ func (r *Reader) scan(ctx context.Context) error {
 		seen[n] = true
 	}
 	r.resolve(seen)
+	if !r.Mapping.RowIndex {
+		if i := slices.Index(idNames, r.Mapping.ID); i >= 0 {
+			r.dups = findDups(idHashes[i])
+		}
+	}
 	mapped := map[string]bool{r.Mapping.Question: true, r.Mapping.Gold: true, r.Mapping.DB: true}
 	if !r.Mapping.RowIndex {
 		mapped[r.Mapping.ID] = true
@@ -287,6 +315,21 @@ func (r *Reader) scan(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// findDups returns the values h holds more than once (nil: none); it sorts h.
+func findDups(h []uint64) map[uint64]struct{} {
+	slices.Sort(h)
+	var dups map[uint64]struct{}
+	for i := 1; i < len(h); i++ {
+		if h[i] == h[i-1] {
+			if dups == nil {
+				dups = map[uint64]struct{}{}
+			}
+			dups[h[i]] = struct{}{}
+		}
+	}
+	return dups
 }
 
 // resolve settles the id, gold and db fields the block leaves out, given
@@ -338,12 +381,13 @@ func typeOf(v table.Value) table.Type {
 // identity must be stable for caches, resumes and comparisons.
 func (r *Reader) Items(ctx context.Context, fn func(item.Item) error) error {
 	ds := r.ds
-	// Duplicate ids are found through 64-bit hashes of the ids (with the
-	// line they were first seen on), not the ids themselves: about 16 bytes
-	// per item instead of the id's length plus map overhead. A false
-	// duplicate needs a 64-bit collision (~3e-8 at a million items).
-	seen := map[uint64]int{}
-	seed := maphash.MakeSeed()
+	// Duplicate ids are found through 64-bit hashes of the ids, not the
+	// ids themselves. Open's scan sorted every id's hash and kept those
+	// more than one row has (dups); only those are tracked here, with the
+	// line each was first seen on, so the memory is the duplicates', not
+	// 16 bytes and more per item for the whole run. A false duplicate
+	// needs a 64-bit collision (~3e-8 at a million items).
+	first := map[uint64]int{}
 	base := filepath.Base(ds.Source)
 	m := r.Mapping
 	return ReadRows(r.path, m.Format, func(row Row) error {
@@ -368,11 +412,15 @@ func (r *Reader) Items(ctx context.Context, fn func(item.Item) error) error {
 			}
 			it.ID = Text(id)
 		}
-		h := maphash.String(seed, it.ID)
-		if prev, dup := seen[h]; dup {
-			return invalid(fmt.Sprintf("duplicate id %q (first at line %d)", it.ID, prev))
+		if r.dups != nil {
+			h := maphash.String(r.seed, it.ID)
+			if _, twice := r.dups[h]; twice {
+				if prev, dup := first[h]; dup {
+					return invalid(fmt.Sprintf("duplicate id %q (first at line %d)", it.ID, prev))
+				}
+				first[h] = row.Line
+			}
 		}
-		seen[h] = row.Line
 		if v, ok := row.Get(m.Question); ok {
 			it.Question = Text(v)
 		}

@@ -64,7 +64,7 @@ type Preparer interface {
 // err are what Execute would return for q, and took is the time the
 // execution took after the check. A validate stage whose attempts an
 // execute stage runs next on the same engine uses it, so that each query
-// is parsed once (nodes.Engine.PrepareAhead).
+// is parsed once (nodes.Engine.DeferCheck, RunChecked).
 type PrepareExecuter interface {
 	PrepareExecute(ctx context.Context, q Query) (prepErr error, res *table.Table, err error, took time.Duration)
 }

@@ -3,6 +3,7 @@ package llm_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"sync"
 	"syscall"
 	"testing"
@@ -72,13 +73,20 @@ func send(b *testing.B, cl *llm.Client, workers, n int) {
 // bytes and allocations per op) against a fake OpenAI endpoint answering at
 // once, C callers in parallel: limiter, timeout, request encoding, HTTP,
 // response decoding and accounting. The fake server's work is in the same
-// process, so compare ratios between builds rather than absolute figures.
+// process, so compare ratios between builds rather than absolute figures —
+// or set LLM_BENCH_URL to an endpoint in another process (go run
+// ./internal/bench/fakellm -latency 0) and the figures are the client's
+// alone.
 func BenchmarkCallOverhead(b *testing.B) {
 	for _, c := range []int{8, 256} {
 		b.Run(fmt.Sprintf("C=%d", c), func(b *testing.B) {
-			srv := fake.New(fake.OpenAI)
-			defer srv.Close()
-			cl, err := llm.New(llm.Config{Provider: "openai", BaseURL: srv.URL, Model: "m", Timeout: 10 * time.Second,
+			url := os.Getenv("LLM_BENCH_URL")
+			if url == "" {
+				srv := fake.New(fake.OpenAI)
+				defer srv.Close()
+				url = srv.URL
+			}
+			cl, err := llm.New(llm.Config{Provider: "openai", BaseURL: url, Model: "m", Timeout: 10 * time.Second,
 				Limits: llm.Limits{MaxConcurrency: c}}, nil)
 			if err != nil {
 				b.Fatal(err)

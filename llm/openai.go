@@ -166,7 +166,9 @@ func (p *OpenAI) Complete(ctx context.Context, req *Request) (*Response, error) 
 	}
 	tmpl, err := p.template()
 	if err != nil {
-		return nil, &Error{Kind: KindInvalid, Msg: "building the request: " + err.Error(), Err: err}
+		// What the SDK's client.Post returned for every call (an unusable
+		// base URL), classified as before.
+		return nil, classifyTransport(ctx, err)
 	}
 	ctx, cap := withCapture(ctx)
 	raw, err := p.post(ctx, tmpl, enc)

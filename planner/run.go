@@ -126,7 +126,9 @@ func (pl *Plan) Run(ctx context.Context, opts RunOptions) error {
 	pending := map[int]*item.Record{}
 	next := 0
 	deliver := func(rec *item.Record) {
-		<-tokens
+		// The record's window slot is freed once it is delivered, so the
+		// reader is never more than the window ahead of what the sink has.
+		defer func() { <-tokens }()
 		if rec.Resumed {
 			return
 		}

@@ -15,7 +15,7 @@ import (
 // the report, compare) comes from it, so a faster path must give the same
 // means bit for bit: the same draws, added in the same order.
 //
-// bootstrapMeans does so in three ways, each exact:
+// bootstrapMeans does so in four ways, each exact:
 //
 //   - A sample whose values are all the same float64 (same bits) has the
 //     same sum in every resample, whatever the draws: it is computed once.

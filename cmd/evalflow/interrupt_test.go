@@ -117,12 +117,26 @@ func interruptRun(t *testing.T, bin, dir string, args []string) interruptResult 
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 
-	// The fast items take milliseconds; give the process time to start and
-	// finish them, then interrupt it while the slow queries run.
-	select {
-	case err := <-done:
-		t.Fatalf("run ended before it was interrupted: %v\nstdout:\n%s\nstderr:\n%s", err, &stdout, &stderr)
-	case <-time.After(1200 * time.Millisecond):
+	// The fast items take milliseconds; wait until the run has flushed a
+	// part (its first flush comes a flush interval after the start, when
+	// they are long done, however loaded the machine), then interrupt it
+	// while the slow queries run.
+	deadline := time.After(60 * time.Second)
+	for flushed := false; !flushed; {
+		select {
+		case err := <-done:
+			t.Fatalf("run ended before it was interrupted: %v\nstdout:\n%s\nstderr:\n%s", err, &stdout, &stderr)
+		case <-deadline:
+			_ = cmd.Process.Kill()
+			<-done
+			t.Fatalf("no part flushed within 60 s\nstderr:\n%s", &stderr)
+		case <-time.After(20 * time.Millisecond):
+			parts, _ := filepath.Glob(filepath.Join(dir, out, rundir.PartsDir, "items-*.parquet"))
+			if filepath.IsAbs(out) {
+				parts, _ = filepath.Glob(filepath.Join(out, rundir.PartsDir, "items-*.parquet"))
+			}
+			flushed = len(parts) > 0
+		}
 	}
 	if err := cmd.Process.Signal(os.Interrupt); err != nil {
 		t.Fatal(err)

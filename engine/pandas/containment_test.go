@@ -116,7 +116,10 @@ func TestCPULimit(t *testing.T) {
 	e := newTestExecutor(t, map[string]any{"cpu_seconds": 1})
 	err, d := execErr(t, e, engine.Query{Text: "while True: pass", Timeout: 20 * time.Second})
 	wantClass(t, err, item.ClassTimeout, "CPU time")
-	if d > 10*time.Second {
+	// RLIMIT_CPU counts CPU time, not wall time: on a loaded machine the
+	// code gets a fraction of a core, so only the 20 s timeout is a bound
+	// (the class and message above already say the CPU limit stopped it).
+	if d >= 20*time.Second {
 		t.Errorf("RLIMIT_CPU of 1 s took %s to stop the code", d)
 	}
 	t.Logf("cpu_seconds=1: stopped after %s: %v", d, err)

@@ -116,8 +116,8 @@ func TestExecuteStatuses(t *testing.T) {
 }
 
 // counting wraps the SQLite executor and counts what it is asked; with
-// ahead it also offers PrepareExecute (validate then runs what it checks
-// for the execute stage), without it only Execute and Prepare.
+// fused it also offers PrepareExecute (validate then leaves its check to
+// the execute stage), without it only Execute and Prepare.
 type counting struct {
 	ex                     *sqlite.Executor
 	execs, preps, prepExec atomic.Int64
@@ -135,14 +135,14 @@ func (c *counting) Prepare(ctx context.Context, q engine.Query) error {
 
 func (c *counting) Close() error { return c.ex.Close() }
 
-type countingAhead struct{ *counting }
+type countingFused struct{ *counting }
 
-func (c countingAhead) PrepareExecute(ctx context.Context, q engine.Query) (error, *table.Table, error, time.Duration) {
+func (c countingFused) PrepareExecute(ctx context.Context, q engine.Query) (error, *table.Table, error, time.Duration) {
 	c.prepExec.Add(1)
 	return c.ex.PrepareExecute(ctx, q)
 }
 
-const aheadPipeline = `
+const deferPipeline = `
 dataset "q" {
   source = "q.jsonl"
 }
@@ -171,11 +171,11 @@ stage "score" {
 }
 `
 
-// TestValidateRunsAhead: when validate leaves its syntax check to the
+// TestSyntaxCheckDeferred: when validate leaves its syntax check to the
 // execute stage (one parse per query for both), every attempt, result,
 // score, stage count and cache entry is what checking and executing
 // separately gives, cold and from the cache, and fewer parses are made.
-func TestValidateRunsAhead(t *testing.T) {
+func TestSyntaxCheckDeferred(t *testing.T) {
 	dir := t.TempDir()
 	os.MkdirAll(filepath.Join(dir, "dbs"), 0o755)
 	db, err := sql.Open("sqlite", filepath.Join(dir, "dbs", "shop.sqlite"))
@@ -210,7 +210,7 @@ func TestValidateRunsAhead(t *testing.T) {
 	}
 	os.WriteFile(filepath.Join(dir, "q.jsonl"), []byte(q.String()), 0o644)
 	os.WriteFile(filepath.Join(dir, "p.jsonl"), []byte(p.String()), 0o644)
-	os.WriteFile(filepath.Join(dir, "pipeline.hcl"), []byte(aheadPipeline), 0o644)
+	os.WriteFile(filepath.Join(dir, "pipeline.hcl"), []byte(deferPipeline), 0o644)
 
 	type attempt struct {
 		Query, Class, Msg                  string
@@ -225,7 +225,7 @@ func TestValidateRunsAhead(t *testing.T) {
 		Attempts      [][]attempt
 		Scores        []item.Score
 	}
-	run := func(ahead bool, cache string) (map[string]outcome, []planner.StageStat, *counting) {
+	run := func(deferred bool, cache string) (map[string]outcome, []planner.StageStat, *counting) {
 		t.Helper()
 		c := &counting{}
 		engines := &engine.Registry{}
@@ -235,8 +235,8 @@ func TestValidateRunsAhead(t *testing.T) {
 				return nil, err
 			}
 			c.ex = ex
-			if ahead {
-				return countingAhead{c}, nil
+			if deferred {
+				return countingFused{c}, nil
 			}
 			return c, nil
 		})
@@ -277,32 +277,32 @@ func TestValidateRunsAhead(t *testing.T) {
 	}
 	ignore := cmpopts.IgnoreFields(item.Score{}, "Note")
 	for _, round := range []string{"cold", "warm"} {
-		aheadCache, plainCache := filepath.Join(dir, "cache-ahead"), filepath.Join(dir, "cache-plain")
-		got, gotStats, ca := run(true, aheadCache)
+		deferredCache, plainCache := filepath.Join(dir, "cache-deferred"), filepath.Join(dir, "cache-plain")
+		got, gotStats, ca := run(true, deferredCache)
 		want, wantStats, cp := run(false, plainCache)
 		if diff := cmp.Diff(want, got, ignore, cmpopts.EquateEmpty()); diff != "" {
-			t.Errorf("%s: records (-separately +ahead):\n%s", round, diff)
+			t.Errorf("%s: records (-separately +deferred):\n%s", round, diff)
 		}
 		if diff := cmp.Diff(wantStats, gotStats); diff != "" {
-			t.Errorf("%s: stage counts (-separately +ahead):\n%s", round, diff)
+			t.Errorf("%s: stage counts (-separately +deferred):\n%s", round, diff)
 		}
-		t.Logf("%s: ahead: %d prepare+execute, %d prepare, %d execute; separately: %d prepare, %d execute",
+		t.Logf("%s: deferred: %d prepare+execute, %d prepare, %d execute; separately: %d prepare, %d execute",
 			round, ca.prepExec.Load(), ca.preps.Load(), ca.execs.Load(), cp.preps.Load(), cp.execs.Load())
 		if round == "cold" {
 			// Each call parses once: PrepareExecute once for two.
-			if ahead, sep := ca.prepExec.Load()+ca.preps.Load()+ca.execs.Load(), cp.preps.Load()+cp.execs.Load(); ca.prepExec.Load() == 0 || ahead >= sep {
-				t.Errorf("cold: %d parses with the check left to execute, %d without", ahead, sep)
+			if deferred, sep := ca.prepExec.Load()+ca.preps.Load()+ca.execs.Load(), cp.preps.Load()+cp.execs.Load(); ca.prepExec.Load() == 0 || deferred >= sep {
+				t.Errorf("cold: %d parses with the check left to execute, %d without", deferred, sep)
 			}
 		} else if ca.prepExec.Load() != 0 {
-			t.Errorf("warm: %d queries run ahead; the cache answers them", ca.prepExec.Load())
+			t.Errorf("warm: %d queries run deferred; the cache answers them", ca.prepExec.Load())
 		}
 		// The two caches hold the same entries.
-		a, _ := store.Open(aheadCache)
+		a, _ := store.Open(deferredCache)
 		pc, _ := store.Open(plainCache)
 		sa, _ := a.Stats()
 		sp, _ := pc.Stats()
 		if sa.Entries != sp.Entries || sa.Entries == 0 {
-			t.Errorf("%s: %d cache entries ahead, %d separately", round, sa.Entries, sp.Entries)
+			t.Errorf("%s: %d cache entries deferred, %d separately", round, sa.Entries, sp.Entries)
 		}
 		a.Close()
 		pc.Close()

@@ -69,11 +69,11 @@ type Validate struct {
 	MinSchemaScore     float64
 	MinPropertiesScore float64
 
-	// ahead is set when an execute stage on Engine runs the attempts
+	// deferCheck is set when an execute stage on Engine runs the attempts
 	// this stage validates right after it (ExecutedNext): the syntax check
 	// is then left to it (nodes.Engine.DeferCheck), so each query is
 	// parsed once.
-	ahead bool
+	deferCheck bool
 
 	mu      sync.Mutex
 	schemas map[string]*schemaEntry // by database location
@@ -90,7 +90,7 @@ type Validate struct {
 // second parse is saved.
 func (v *Validate) ExecutedNext(e *nodes.Engine) {
 	if e != nil && e == v.Engine && e.Block != nil && e.Block.Concurrency == 0 && !v.Schema && !v.Properties {
-		v.ahead = true
+		v.deferCheck = true
 	}
 }
 
@@ -224,7 +224,7 @@ func (v *Validate) check(ctx context.Context, rec *item.Record, at *item.Attempt
 				return nodes.HarnessError(err)
 			}
 			var cached bool
-			if v.ahead && safeErr == "" {
+			if v.deferCheck && safeErr == "" {
 				// The execute stage runs this query next: it checks it
 				// from the parse it runs it from, and calls syntax with the
 				// check's error before anything else.
