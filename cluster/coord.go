@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -43,17 +44,24 @@ type WorkerStat struct {
 	ID     string `json:"id"`
 	Host   string `json:"host"`
 	Shards int    `json:"shards"`
+	// Redelivered counts the shards among Shards that an earlier holder
+	// had taken and not finished (it died, or gave the shard back).
+	Redelivered int `json:"redelivered,omitempty"`
+	// reports holds the latest Report of each of its processes that
+	// served this coordinator's generation (Totals sums them).
+	reports map[string]Report
 }
 
 // PublishBundle packs roots into a bundle and stores it in BundleBucket
 // under its digest unless an object of that name is already there; it
-// returns the digest.
-func PublishBundle(ctx context.Context, nc *nats.Conn, roots []string) (string, error) {
+// returns the digest. The shared buckets missing are created with
+// replicas replicas (0: AutoReplicas).
+func PublishBundle(ctx context.Context, nc *nats.Conn, roots []string, replicas int) (string, error) {
 	js, err := jetstream.New(nc)
 	if err != nil {
 		return "", err
 	}
-	_, bundles, _, err := buckets(ctx, js)
+	_, bundles, _, err := buckets(ctx, js, replicas)
 	if err != nil {
 		return "", err
 	}
@@ -93,7 +101,8 @@ type cellState struct {
 
 // Run publishes the run (Spec, then a shard for every item not kept and
 // not already in the results stream) and delivers results until every item
-// is delivered or ctx ends. On success the run's key, streams and result
+// is delivered, ctx ends, or a worker stops the run (a *StopError: a
+// model's max_cost reached). On success the run's key, streams and result
 // objects are deleted; on cancellation the run is marked stopped (workers
 // stop serving it) and its streams stay for the next process.
 func (c *Coordinator) Run(ctx context.Context) ([]WorkerStat, error) {
@@ -108,11 +117,15 @@ func (c *Coordinator) Run(ctx context.Context) ([]WorkerStat, error) {
 	if s.MaxDeliver <= 0 {
 		s.MaxDeliver = DefaultMaxDeliver
 	}
-	js, err := jetstream.New(c.NC)
+	js, err := jetstream.New(c.NC, jetstream.WithPublishAsyncTimeout(publishTimeout))
 	if err != nil {
 		return nil, err
 	}
-	kv, _, resultObjs, err := buckets(ctx, js)
+	auto := s.Replicas <= 0
+	if auto {
+		s.Replicas = AutoReplicas(c.NC)
+	}
+	kv, _, resultObjs, err := buckets(ctx, js, s.Replicas)
 	if err != nil {
 		return nil, err
 	}
@@ -123,15 +136,22 @@ func (c *Coordinator) Run(ctx context.Context) ([]WorkerStat, error) {
 			s.Gen = prev.Gen + 1
 		}
 	}
-	shards, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{Name: ShardStream(s.Key), Subjects: []string{shardSubject(s.Key)},
-		Retention: jetstream.WorkQueuePolicy, Storage: jetstream.FileStorage, Description: "evalflow shards of run " + s.RunID})
+	shardCfg := jetstream.StreamConfig{Name: ShardStream(s.Key), Subjects: []string{shardSubject(s.Key)},
+		Retention: jetstream.WorkQueuePolicy, Storage: jetstream.FileStorage, Description: "evalflow shards of run " + s.RunID, Replicas: s.Replicas}
+	shards, err := js.CreateOrUpdateStream(ctx, shardCfg)
+	if err != nil && auto && s.Replicas > 1 {
+		// A cluster whose servers do not all run JetStream: one copy.
+		logf("creating the run's streams with %d replicas: %v; using 1", s.Replicas, err)
+		s.Replicas, shardCfg.Replicas = 1, 1
+		shards, err = js.CreateOrUpdateStream(ctx, shardCfg)
+	}
 	if err != nil {
-		return nil, fmt.Errorf("shard stream: %w", err)
+		return nil, fmt.Errorf("shard stream (%d replicas): %w", s.Replicas, err)
 	}
 	results, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{Name: ResultStream(s.Key), Subjects: []string{resultSubject(s.Key), doneSubject(s.Key)},
-		Retention: jetstream.LimitsPolicy, Storage: jetstream.FileStorage, Description: "evalflow results of run " + s.RunID})
+		Retention: jetstream.LimitsPolicy, Storage: jetstream.FileStorage, Description: "evalflow results of run " + s.RunID, Replicas: s.Replicas})
 	if err != nil {
-		return nil, fmt.Errorf("result stream: %w", err)
+		return nil, fmt.Errorf("result stream (%d replicas): %w", s.Replicas, err)
 	}
 	cons, err := shards.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{Durable: WorkersConsumer, AckPolicy: jetstream.AckExplicitPolicy,
 		AckWait: s.AckWait(), MaxDeliver: s.MaxDeliver, MaxAckPending: 100000})
@@ -182,35 +202,12 @@ func (c *Coordinator) Run(ctx context.Context) ([]WorkerStat, error) {
 	var workerOrder []string
 	seenShard := map[string]bool{}
 
-	rcons, err := results.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{DeliverPolicy: jetstream.DeliverAllPolicy})
-	if err != nil {
+	msgs := make(chan jetstream.Msg, 256)
+	reader := &resultReader{stream: results, msgs: msgs}
+	if err := reader.start(ctx); err != nil {
 		return nil, fmt.Errorf("result consumer: %w", err)
 	}
-	msgs := make(chan jetstream.Msg, 256)
-	mctx, stopMsgs := context.WithCancel(ctx)
-	defer stopMsgs()
-	it, err := rcons.Messages()
-	if err != nil {
-		return nil, err
-	}
-	defer it.Stop()
-	go func() {
-		defer close(msgs)
-		for {
-			m, err := it.Next()
-			if err != nil {
-				if errors.Is(err, jetstream.ErrMsgIteratorClosed) || mctx.Err() != nil {
-					return
-				}
-				continue // a reconnect: the ordered consumer resumes
-			}
-			select {
-			case msgs <- m:
-			case <-mctx.Done():
-				return
-			}
-		}
-	}()
+	defer reader.stop()
 
 	advance := func(cs *cellState, ci int) error {
 		for cs.next < cs.total {
@@ -248,10 +245,16 @@ func (c *Coordinator) Run(ctx context.Context) ([]WorkerStat, error) {
 	var lastSeen uint64
 	accept := func(m jetstream.Msg) error {
 		if md, err := m.Metadata(); err == nil {
-			lastSeen = md.Sequence.Stream
+			lastSeen = max(lastSeen, md.Sequence.Stream)
 		}
 		h := m.Headers()
 		if strings.HasSuffix(m.Subject(), ".done") {
+			if reason := h.Get(hdrStop); reason != "" {
+				if gen, _ := strconv.Atoi(h.Get(hdrGen)); gen == s.Gen {
+					return &StopError{Reason: reason}
+				}
+				return nil // an earlier process's: this one goes on
+			}
 			id, host, sh := h.Get(hdrWorker), h.Get(hdrHost), h.Get(hdrShard)
 			if id == "" || seenShard[id+"\x00"+sh] {
 				return nil
@@ -259,11 +262,20 @@ func (c *Coordinator) Run(ctx context.Context) ([]WorkerStat, error) {
 			seenShard[id+"\x00"+sh] = true
 			w := workers[id]
 			if w == nil {
-				w = &WorkerStat{ID: id, Host: host}
+				w = &WorkerStat{ID: id, Host: host, reports: map[string]Report{}}
 				workers[id] = w
 				workerOrder = append(workerOrder, id)
 			}
 			w.Shards++
+			if d, _ := strconv.Atoi(h.Get(hdrDelivery)); d > 1 {
+				w.Redelivered++
+			}
+			var r Report
+			if len(m.Data()) > 0 && json.Unmarshal(m.Data(), &r) == nil && r.Proc != "" && r.Gen == s.Gen {
+				if prev, ok := w.reports[r.Proc]; !ok || r.N > prev.N {
+					w.reports[r.Proc] = r
+				}
+			}
 			return nil
 		}
 		gen, _ := strconv.Atoi(h.Get(hdrGen))
@@ -293,16 +305,27 @@ func (c *Coordinator) Run(ctx context.Context) ([]WorkerStat, error) {
 	publish := func() error {
 		published = true
 		n := 0
+		type sent struct {
+			f    jetstream.PubAckFuture
+			id   string
+			data []byte
+		}
+		var pending []sent
 		for ci, cs := range cells {
 			var seqs []int
 			flush := func() error {
 				if len(seqs) == 0 {
 					return nil
 				}
-				b, _ := json.Marshal(Shard{Gen: s.Gen, Cell: ci, Seqs: seqs})
-				if _, err := js.PublishAsync(shardSubject(s.Key), b); err != nil {
+				sh := Shard{Gen: s.Gen, Cell: ci, Seqs: seqs}
+				b, _ := json.Marshal(sh)
+				// The id lets the server drop a shard published twice (an
+				// acknowledgement lost, the shard published again).
+				f, err := js.PublishAsync(shardSubject(s.Key), b, jetstream.WithMsgID("shard."+sh.id()))
+				if err != nil {
 					return err
 				}
+				pending = append(pending, sent{f, "shard." + sh.id(), b})
 				n++
 				seqs = nil
 				return nil
@@ -326,6 +349,26 @@ func (c *Coordinator) Run(ctx context.Context) ([]WorkerStat, error) {
 		case <-js.PublishAsyncComplete():
 		case <-ctx.Done():
 			return context.Cause(ctx)
+		}
+		for _, p := range pending {
+			select {
+			case <-p.f.Ok():
+				continue
+			case err := <-p.f.Err():
+				logf("publishing a shard: %v; publishing it again", err)
+			}
+			for {
+				if _, err := js.Publish(ctx, shardSubject(s.Key), p.data, jetstream.WithMsgID(p.id)); err == nil {
+					break
+				} else if ctx.Err() != nil {
+					return context.Cause(ctx)
+				} else {
+					logf("publishing a shard: %v; trying again", err)
+				}
+				if !sleepCtx(ctx, time.Second) {
+					return context.Cause(ctx)
+				}
+			}
 		}
 		logf("published %d shards", n)
 		return nil
@@ -361,6 +404,17 @@ func (c *Coordinator) Run(ctx context.Context) ([]WorkerStat, error) {
 				}
 			}
 		case <-tick.C:
+			if len(msgs) == 0 && time.Since(reader.active()) > readerStall {
+				// An ordered consumer lost with a server does not always
+				// come back: read again after the last message passed on.
+				if info, err := results.Info(ctx); err == nil && info.State.LastSeq > reader.last.Load() {
+					logf("reading the results again from message %d (nothing came for %s)", reader.last.Load()+1, readerStall)
+					reader.stop()
+					if err := reader.start(ctx); err != nil {
+						logf("reading the results: %v", err)
+					}
+				}
+			}
 			if !published {
 				continue
 			}
@@ -415,6 +469,7 @@ func (c *Coordinator) Run(ctx context.Context) ([]WorkerStat, error) {
 	kv.Delete(bg, s.Key)
 	js.DeleteStream(bg, ShardStream(s.Key))
 	js.DeleteStream(bg, ResultStream(s.Key))
+	deleteLimits(bg, js, s.Key)
 	if lister, err := resultObjs.List(bg); err == nil {
 		for _, o := range lister {
 			if strings.HasPrefix(o.Name, s.Key+"/") {
@@ -423,6 +478,77 @@ func (c *Coordinator) Run(ctx context.Context) ([]WorkerStat, error) {
 		}
 	}
 	return stats, nil
+}
+
+// readerStall is how long the coordinator waits for the next result
+// while the results stream holds more before it reads it again.
+const readerStall = 10 * time.Second
+
+// resultReader passes the results stream's messages on to msgs, in stream
+// order, through an ordered consumer; start again resumes after the last
+// message passed on. Used by one goroutine (start and stop).
+type resultReader struct {
+	stream jetstream.Stream
+	msgs   chan jetstream.Msg
+	last   atomic.Uint64 // stream sequence of the last message passed on
+	at     atomic.Int64  // when (Unix ns) the last was passed on, or the reader started
+	halt   func()        // stops the running reader and waits for it; nil: none runs
+}
+
+func (r *resultReader) active() time.Time { return time.Unix(0, r.at.Load()) }
+
+func (r *resultReader) start(ctx context.Context) error {
+	r.at.Store(time.Now().UnixNano())
+	cfg := jetstream.OrderedConsumerConfig{DeliverPolicy: jetstream.DeliverAllPolicy}
+	if l := r.last.Load(); l > 0 {
+		cfg = jetstream.OrderedConsumerConfig{DeliverPolicy: jetstream.DeliverByStartSequencePolicy, OptStartSeq: l + 1}
+	}
+	cons, err := r.stream.OrderedConsumer(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	it, err := cons.Messages()
+	if err != nil {
+		return err
+	}
+	rctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			m, err := it.Next()
+			if err != nil {
+				if errors.Is(err, jetstream.ErrMsgIteratorClosed) || rctx.Err() != nil {
+					return
+				}
+				continue // a reconnect: the ordered consumer resumes
+			}
+			md, err := m.Metadata()
+			if err != nil || md.Sequence.Stream <= r.last.Load() {
+				continue // passed on by an earlier reader
+			}
+			select {
+			case r.msgs <- m:
+				r.last.Store(md.Sequence.Stream)
+				r.at.Store(time.Now().UnixNano())
+			case <-rctx.Done():
+				return
+			}
+		}
+	}()
+	r.halt = func() {
+		cancel()
+		it.Stop()
+		<-done
+	}
+	return nil
+}
+
+func (r *resultReader) stop() {
+	if r.halt != nil {
+		r.halt()
+		r.halt = nil
+	}
 }
 
 // drain waits until no shard is in flight (at most AckWait) and accepts

@@ -26,6 +26,12 @@
 //	                                     (one per finished shard: who ran it)
 //	object      evalflow_results         KEY/CELL/SEQ → a result too large for
 //	                                     one message (the message points to it)
+//	KV bucket   evalflow_limits          KEY.ep.ID, KEY.budget → the run's
+//	                                     shared limits (limits.go)
+//
+// The run's streams are created with Spec.Replicas copies (automatic: 3 on
+// a cluster of three servers or more, else 1); the shared buckets and
+// object stores with the first run's, scaled up when a run asks for more.
 //
 // A worker watches evalflow_runs: for each run it fetches the bundle
 // (checked against its SHA-256 and every file's), unpacks it under its own
@@ -33,11 +39,22 @@
 // mirrors the coordinator's (so relative paths and fromcwd() resolve as
 // they did there; absolute paths in -var values are mapped into the
 // bundle). It pulls shards one at a time per slot (-concurrency slots),
-// runs them, publishes each finished item (awaiting the server's ack),
-// publishes the shard's done message and only then acks the shard. While a
-// shard runs it sends ack-progress every AckWait/3, so a healthy worker's
-// shard is never redelivered (NATS 2.9 has no per-message TTL). When the
-// run's key is deleted the worker stops serving it.
+// runs them, publishes each finished item (awaiting the server's ack, at
+// most publishTimeout: an ack lost with a server must not be waited for
+// while the shard's lease is extended), publishes the shard's done message
+// and only then acks the shard. While a shard runs it sends ack-progress
+// every AckWait/3, so a healthy worker's shard is never redelivered (NATS
+// 2.9 has no per-message TTL). When the run's key is deleted the worker
+// stops serving it.
+//
+// A done message's headers name the worker (Evalflow-Worker, -Host), the
+// shard (Evalflow-Shard, GEN.CELL.FIRST-LAST) and its delivery
+// (Evalflow-Delivery: more than 1 when an earlier holder died or gave it
+// back); its body is the worker process's Report so far (its stages'
+// counts and model calls), from which the coordinator fills the manifest's
+// stages and model_calls (Totals). A done message with Evalflow-Stop
+// instead says that a shard stopped the whole run (StopError: a model's
+// max_cost reached); the coordinator's Run returns it.
 //
 // # Result format
 //

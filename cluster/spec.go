@@ -6,7 +6,9 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -18,6 +20,9 @@ const (
 	RunsBucket    = "evalflow_runs"
 	BundleBucket  = "evalflow_bundles"
 	ResultsBucket = "evalflow_results"
+	// LimitsBucket holds the runs' shared limits (limits.go): one key per
+	// model endpoint of a run and one for its cost budget.
+	LimitsBucket = "evalflow_limits"
 	// WorkersConsumer is the durable pull consumer every worker of a run
 	// shares on its shard stream.
 	WorkersConsumer = "workers"
@@ -33,12 +38,26 @@ const (
 	hdrHost   = "Evalflow-Host"
 	hdrShard  = "Evalflow-Shard"
 	hdrObject = "Evalflow-Object"
+	// hdrDelivery is the delivery of the shard a done message ends (1: the
+	// first; more: an earlier holder died or gave it back).
+	hdrDelivery = "Evalflow-Delivery"
+	// hdrStop, on a done message, stops the run (StopError's reason).
+	hdrStop = "Evalflow-Stop"
 )
 
 // Defaults for Spec.
 const (
 	DefaultAckWait    = 30 * time.Second
 	DefaultMaxDeliver = 5
+	// publishTimeout bounds the wait for the server's acknowledgement of
+	// an asynchronous publish: one lost with a server (a node killed, a
+	// restart) would otherwise be waited for forever — and a worker waiting
+	// on it keeps extending its shard's lease.
+	publishTimeout = 10 * time.Second
+	// DefaultLeaseTTL is how long a worker's share of the run's shared
+	// limits outlives its last renewal (a dead worker's slots come back
+	// after it).
+	DefaultLeaseTTL = 10 * time.Second
 )
 
 // Spec is a published run: what a worker needs to rebuild the run's plans
@@ -79,6 +98,12 @@ type Spec struct {
 	ShardSize    int        `json:"shard_size"`
 	AckWaitMS    int64      `json:"ack_wait_ms"`
 	MaxDeliver   int        `json:"max_deliver"`
+	// Replicas is how many servers hold each of the run's streams: 0 at
+	// Coordinator.Run means automatic (3 on a cluster of three servers or
+	// more, else 1); Run sets the number it used.
+	Replicas int `json:"replicas,omitempty"`
+	// LeaseTTLMS is the shared limits' lease time (0: DefaultLeaseTTL).
+	LeaseTTLMS int64 `json:"lease_ttl_ms,omitempty"`
 }
 
 // SpecCell is one cell of a run: its items take the run directory's seq
@@ -96,6 +121,15 @@ func (s *Spec) AckWait() time.Duration {
 		return DefaultAckWait
 	}
 	return time.Duration(s.AckWaitMS) * time.Millisecond
+}
+
+// LeaseTTL is how long a worker's lease on the shared limits lasts
+// without a renewal.
+func (s *Spec) LeaseTTL() time.Duration {
+	if s.LeaseTTLMS <= 0 {
+		return DefaultLeaseTTL
+	}
+	return time.Duration(s.LeaseTTLMS) * time.Millisecond
 }
 
 // RunKey derives a run's key from its directory (absolute) and run id, so
@@ -144,6 +178,10 @@ type ConnOptions struct {
 	// Retry keeps trying to connect when the server is not up yet (a
 	// worker started before its server).
 	Retry bool
+	// Log receives the connection's troubles: a failed connection attempt
+	// (an unknown user, a certificate refused — each distinct error once),
+	// a lost connection, a reconnection. Nil: none.
+	Log func(format string, args ...any)
 }
 
 // Connect opens a connection that reconnects forever: a server restart
@@ -152,6 +190,39 @@ func Connect(o ConnOptions) (*nats.Conn, error) {
 	opts := []nats.Option{nats.Name(o.Name), nats.MaxReconnects(-1), nats.ReconnectWait(250 * time.Millisecond)}
 	if o.Retry {
 		opts = append(opts, nats.RetryOnFailedConnect(true))
+	}
+	if o.Log != nil {
+		var mu sync.Mutex
+		last := ""
+		once := func(what string, err error) {
+			mu.Lock()
+			defer mu.Unlock()
+			if msg := what + err.Error(); msg != last {
+				last = msg
+				o.Log("%s%v", what, err)
+			}
+		}
+		opts = append(opts,
+			nats.ReconnectErrHandler(func(_ *nats.Conn, err error) { once("connecting to "+redactURL(o.URL)+": ", err) }),
+			nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
+				if err != nil {
+					once("disconnected from the NATS server: ", err)
+				}
+			}),
+			nats.ReconnectHandler(func(nc *nats.Conn) {
+				mu.Lock()
+				last = ""
+				mu.Unlock()
+				o.Log("reconnected to %s", redactURL(nc.ConnectedUrlRedacted()))
+			}),
+			nats.ConnectHandler(func(nc *nats.Conn) {
+				mu.Lock()
+				defer mu.Unlock()
+				if last != "" {
+					last = ""
+					o.Log("connected to %s", redactURL(nc.ConnectedUrlRedacted()))
+				}
+			}))
 	}
 	switch {
 	case o.Creds != "":
@@ -195,34 +266,106 @@ func redactURL(u string) string {
 	return u
 }
 
-// buckets opens (creating when missing) the shared key-value bucket and
-// object stores.
-func buckets(ctx context.Context, js jetstream.JetStream) (jetstream.KeyValue, jetstream.ObjectStore, jetstream.ObjectStore, error) {
-	kv, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: RunsBucket, Description: "evalflow: published runs", History: 1, Storage: jetstream.FileStorage})
-	if err != nil {
-		return nil, nil, nil, fmt.Errorf("key-value bucket %s: %w", RunsBucket, err)
+// AutoReplicas is the number of replicas automatic replication gives a
+// stream on the server nc is connected to: 3 when the server is part of a
+// cluster of three servers or more (those the connection knows: its URLs
+// and the ones the server announced), else 1.
+func AutoReplicas(nc *nats.Conn) int {
+	if nc.ConnectedClusterName() == "" {
+		return 1
 	}
-	bundles, err := openObjects(ctx, js, BundleBucket, "evalflow: pipeline bundles")
+	hosts := map[string]bool{}
+	for _, u := range nc.Servers() {
+		if pu, err := url.Parse(u); err == nil && pu.Host != "" {
+			hosts[pu.Host] = true
+		}
+	}
+	if len(hosts) >= 3 {
+		return 3
+	}
+	return 1
+}
+
+// buckets opens the shared key-value bucket and object stores, creating
+// those missing with replicas replicas (0: AutoReplicas). An existing one
+// with fewer replicas than a positive replicas asks for is scaled up
+// (best effort: a server that cannot keeps it as it is).
+func buckets(ctx context.Context, js jetstream.JetStream, replicas int) (jetstream.KeyValue, jetstream.ObjectStore, jetstream.ObjectStore, error) {
+	kv, err := openKV(ctx, js, jetstream.KeyValueConfig{Bucket: RunsBucket, Description: "evalflow: published runs", History: 1,
+		Storage: jetstream.FileStorage}, replicas)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	results, err := openObjects(ctx, js, ResultsBucket, "evalflow: results too large for a message")
+	bundles, err := openObjects(ctx, js, jetstream.ObjectStoreConfig{Bucket: BundleBucket, Description: "evalflow: pipeline bundles",
+		Storage: jetstream.FileStorage}, replicas)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	results, err := openObjects(ctx, js, jetstream.ObjectStoreConfig{Bucket: ResultsBucket, Description: "evalflow: results too large for a message",
+		Storage: jetstream.FileStorage}, replicas)
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	return kv, bundles, results, nil
 }
 
-func openObjects(ctx context.Context, js jetstream.JetStream, name, desc string) (jetstream.ObjectStore, error) {
-	obs, err := js.ObjectStore(ctx, name)
+// limitsBucket opens (creating when missing) LimitsBucket. Its keys are
+// rewritten at every lease renewal; one nobody wrote for a week (a run
+// abandoned for good) ages out.
+func limitsBucket(ctx context.Context, js jetstream.JetStream, replicas int) (jetstream.KeyValue, error) {
+	return openKV(ctx, js, jetstream.KeyValueConfig{Bucket: LimitsBucket, Description: "evalflow: shared limits of runs (leases)",
+		History: 1, TTL: 7 * 24 * time.Hour, Storage: jetstream.FileStorage}, replicas)
+}
+
+func jsReplicas(js jetstream.JetStream, replicas int) int {
+	if replicas > 0 {
+		return replicas
+	}
+	return AutoReplicas(js.Conn())
+}
+
+func openKV(ctx context.Context, js jetstream.JetStream, cfg jetstream.KeyValueConfig, replicas int) (jetstream.KeyValue, error) {
+	kv, err := js.KeyValue(ctx, cfg.Bucket)
 	if errors.Is(err, jetstream.ErrBucketNotFound) {
-		obs, err = js.CreateObjectStore(ctx, jetstream.ObjectStoreConfig{Bucket: name, Description: desc, Storage: jetstream.FileStorage})
+		cfg.Replicas = jsReplicas(js, replicas)
+		kv, err = js.CreateKeyValue(ctx, cfg)
 		if errors.Is(err, jetstream.ErrBucketExists) {
-			obs, err = js.ObjectStore(ctx, name)
+			kv, err = js.KeyValue(ctx, cfg.Bucket)
+		}
+	} else if err == nil && replicas > 1 {
+		if st, serr := kv.Status(ctx); serr == nil {
+			if bs, ok := st.(*jetstream.KeyValueBucketStatus); ok && bs.StreamInfo().Config.Replicas < replicas {
+				cfg.Replicas = replicas
+				if up, uerr := js.UpdateKeyValue(ctx, cfg); uerr == nil {
+					kv = up
+				}
+			}
 		}
 	}
 	if err != nil {
-		return nil, fmt.Errorf("object store %s: %w", name, err)
+		return nil, fmt.Errorf("key-value bucket %s: %w", cfg.Bucket, err)
+	}
+	return kv, nil
+}
+
+func openObjects(ctx context.Context, js jetstream.JetStream, cfg jetstream.ObjectStoreConfig, replicas int) (jetstream.ObjectStore, error) {
+	obs, err := js.ObjectStore(ctx, cfg.Bucket)
+	if errors.Is(err, jetstream.ErrBucketNotFound) {
+		cfg.Replicas = jsReplicas(js, replicas)
+		obs, err = js.CreateObjectStore(ctx, cfg)
+		if errors.Is(err, jetstream.ErrBucketExists) {
+			obs, err = js.ObjectStore(ctx, cfg.Bucket)
+		}
+	} else if err == nil && replicas > 1 {
+		if st, serr := obs.Status(ctx); serr == nil && st.Replicas() < replicas {
+			cfg.Replicas = replicas
+			if up, uerr := js.UpdateObjectStore(ctx, cfg); uerr == nil {
+				obs = up
+			}
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("object store %s: %w", cfg.Bucket, err)
 	}
 	return obs, nil
 }

@@ -1,7 +1,10 @@
 package cluster
 
 import (
+	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -32,6 +36,13 @@ type Runner interface {
 	ErrorRecords(ctx context.Context, cell int, seqs []int, msg string) ([]*item.Record, error)
 }
 
+// StopError stops a whole run, as a local run stops when a model's
+// max_cost is reached: RunShard returns it (possibly wrapped), the worker
+// tells the coordinator, and Coordinator.Run returns it.
+type StopError struct{ Reason string }
+
+func (e *StopError) Error() string { return "run stopped: " + e.Reason }
+
 // Worker pulls shards of runs and runs them.
 type Worker struct {
 	NC *nats.Conn
@@ -41,6 +52,14 @@ type Worker struct {
 	Slots int
 	// Log receives notices; nil: none.
 	Log func(format string, args ...any)
+	// Report returns what this process did for the run so far (its
+	// stages' counts and model calls; Proc, N and Gen are filled in
+	// here), sent with every shard's done message; nil: nothing.
+	Report func() Report
+
+	procOnce sync.Once
+	proc     string
+	reports  atomic.Int64
 }
 
 // NewWorkerID returns an identity for a worker process: host and pid.
@@ -61,11 +80,19 @@ type runState struct {
 	Stopped bool `json:"stopped"`
 }
 
+// watchResync is how often Watch replaces its watcher of the runs bucket.
+const watchResync = 30 * time.Second
+
+// ErrConnClosed: the client gave up its connection to the server for good
+// (the server refused the credentials twice in a row).
+var ErrConnClosed = errors.New("the connection to the NATS server is closed (refused credentials?)")
+
 // Watch calls serve for every run published on the server — those there
 // when it starts and those published later — each in its own goroutine with
 // a context that ends when the run is deleted or stopped (or ctx ends). A
 // serve that returns an error while its run is still published is called
-// again after a pause. Watch returns when ctx ends.
+// again after a pause. Watch returns nil when ctx ends, ErrConnClosed when
+// the connection is closed before it could start.
 func (w *Worker) Watch(ctx context.Context, serve func(ctx context.Context, spec *Spec) error) error {
 	js, err := jetstream.New(w.NC)
 	if err != nil {
@@ -73,23 +100,21 @@ func (w *Worker) Watch(ctx context.Context, serve func(ctx context.Context, spec
 	}
 	var kv jetstream.KeyValue
 	for {
-		kv, _, _, err = buckets(ctx, js)
+		kv, _, _, err = buckets(ctx, js, 0)
 		if err == nil {
 			break
 		}
 		if ctx.Err() != nil {
 			return nil
 		}
+		if w.NC.IsClosed() {
+			return ErrConnClosed
+		}
 		w.logf("waiting for the server: %v", err)
 		if !sleepCtx(ctx, 2*time.Second) {
 			return nil
 		}
 	}
-	watcher, err := kv.WatchAll(ctx)
-	if err != nil {
-		return err
-	}
-	defer watcher.Stop()
 	type served struct {
 		gen    int
 		cancel context.CancelFunc
@@ -102,19 +127,70 @@ func (w *Worker) Watch(ctx context.Context, serve func(ctx context.Context, spec
 			s.cancel()
 		}
 	}()
+	resync := time.NewTicker(watchResync)
+	defer resync.Stop()
+	var watcher jetstream.KeyWatcher
+	defer func() {
+		if watcher != nil {
+			watcher.Stop()
+		}
+	}()
+	var updates <-chan jetstream.KeyValueEntry
+	var initial map[string]bool // live runs among the watcher's initial values; nil after them
 	for {
+		if watcher == nil {
+			if watcher, err = kv.WatchAll(ctx); err != nil {
+				watcher = nil
+				if ctx.Err() != nil {
+					return nil
+				}
+				if w.NC.IsClosed() {
+					return ErrConnClosed
+				}
+				w.logf("watching the runs: %v", err)
+				if !sleepCtx(ctx, 2*time.Second) {
+					return nil
+				}
+				continue
+			}
+			updates, initial = watcher.Updates(), map[string]bool{}
+		}
 		var e jetstream.KeyValueEntry
+		ok := true
 		select {
 		case <-ctx.Done():
 			return nil
-		case e = <-watcher.Updates():
+		case <-resync.C:
+			// A watcher lost with a server does not always come back: a
+			// fresh one replays every published run.
+			watcher.Stop()
+			watcher = nil
+			continue
+		case e, ok = <-updates:
+		}
+		if !ok {
+			watcher.Stop()
+			watcher = nil
+			continue
 		}
 		if e == nil {
-			continue // the initial values are all there
+			// The initial values are all there: a run deleted while an
+			// earlier watcher heard nothing is not served any more.
+			for key, cur := range running {
+				if !initial[key] {
+					cur.cancel()
+					delete(running, key)
+				}
+			}
+			initial = nil
+			continue
 		}
 		key := e.Key()
 		var st runState
 		live := e.Operation() == jetstream.KeyValuePut && json.Unmarshal(e.Value(), &st) == nil && !st.Stopped
+		if live && initial != nil {
+			initial[key] = true
+		}
 		if cur := running[key]; cur != nil && (!live || cur.gen != st.Gen) {
 			cur.cancel()
 			delete(running, key)
@@ -147,11 +223,11 @@ func (w *Worker) Watch(ctx context.Context, serve func(ctx context.Context, spec
 // Serve runs shards of one run, Slots at a time, until ctx ends or the
 // run's streams are deleted (it is complete).
 func (w *Worker) Serve(ctx context.Context, spec *Spec, r Runner) error {
-	js, err := jetstream.New(w.NC)
+	js, err := jetstream.New(w.NC, jetstream.WithPublishAsyncTimeout(publishTimeout))
 	if err != nil {
 		return err
 	}
-	_, _, objs, err := buckets(ctx, js)
+	_, _, objs, err := buckets(ctx, js, spec.Replicas)
 	if err != nil {
 		return err
 	}
@@ -221,6 +297,9 @@ func (w *Worker) handle(ctx context.Context, js jetstream.JetStream, objs jetstr
 	if err != nil {
 		return err
 	}
+	if md.NumDelivered > 1 {
+		w.logf("run %s: shard %s, delivery %d (an earlier holder died or gave it back)", spec.RunID, sh.id(), md.NumDelivered)
+	}
 	hb, stopHB := context.WithCancel(ctx)
 	defer stopHB()
 	go func() {
@@ -255,7 +334,10 @@ func (w *Worker) handle(ctx context.Context, js jetstream.JetStream, objs jetstr
 		msg.Header.Set(hdrWorker, w.ID)
 		if len(data) > maxPayload {
 			name := fmt.Sprintf("%s/%d/%d/%d", spec.Key, sh.Cell, rec.Seq, sh.Gen)
-			if _, err := objs.PutBytes(ctx, name, data); err != nil {
+			// In chunks the server takes (the store's default, 128 KiB,
+			// may exceed a server's max_payload).
+			meta := jetstream.ObjectMeta{Name: name, Opts: &jetstream.ObjectMetaOptions{ChunkSize: uint32(min(128<<10, maxPayload))}}
+			if _, err := objs.Put(ctx, meta, bytes.NewReader(data)); err != nil {
 				return fmt.Errorf("storing a large result: %w", err)
 			}
 			msg.Header.Set(hdrObject, name)
@@ -270,7 +352,8 @@ func (w *Worker) handle(ctx context.Context, js jetstream.JetStream, objs jetstr
 		return nil
 	}
 	runErr := r.RunShard(ctx, sh.Cell, sh.Seqs, emit)
-	if runErr != nil && ctx.Err() == nil && md.NumDelivered >= uint64(spec.MaxDeliver) {
+	var halt *StopError
+	if runErr != nil && !errors.As(runErr, &halt) && ctx.Err() == nil && md.NumDelivered >= uint64(spec.MaxDeliver) {
 		// Its last chance: the items are errors with the reason, so the
 		// run ends naming it rather than a dead shard.
 		recs, err := r.ErrorRecords(ctx, sh.Cell, sh.Seqs, fmt.Sprintf("cluster: shard %s could not run on worker %s: %v", sh.id(), w.ID, runErr))
@@ -293,6 +376,19 @@ func (w *Worker) handle(ctx context.Context, js jetstream.JetStream, objs jetstr
 		}
 	}
 	stopHB()
+	if errors.As(runErr, &halt) && ctx.Err() == nil {
+		// The whole run stops: the coordinator ends it; the shard goes
+		// back (a resumed run runs it).
+		msg := nats.NewMsg(doneSubject(spec.Key))
+		msg.Header.Set(hdrWorker, w.ID)
+		msg.Header.Set(hdrHost, w.Host)
+		msg.Header.Set(hdrShard, sh.id())
+		msg.Header.Set(hdrGen, strconv.Itoa(sh.Gen))
+		msg.Header.Set(hdrStop, halt.Reason)
+		_, err := js.PublishMsg(ctx, msg)
+		m.NakWithDelay(spec.AckWait())
+		return errors.Join(fmt.Errorf("shard %s: %w", sh.id(), halt), err)
+	}
 	if ctx.Err() != nil || cancelled {
 		m.Nak() // the worker is stopping: someone else takes it now
 		return nil
@@ -306,6 +402,8 @@ func (w *Worker) handle(ctx context.Context, js jetstream.JetStream, objs jetstr
 	done.Header.Set(hdrHost, w.Host)
 	done.Header.Set(hdrShard, sh.id())
 	done.Header.Set(hdrGen, strconv.Itoa(sh.Gen))
+	done.Header.Set(hdrDelivery, strconv.FormatUint(md.NumDelivered, 10))
+	done.Data = w.report(spec.Gen)
 	if _, err := js.PublishMsg(ctx, done); err != nil {
 		m.NakWithDelay(2 * time.Second)
 		return fmt.Errorf("shard %s: done: %w", sh.id(), err)
@@ -317,6 +415,26 @@ func (w *Worker) handle(ctx context.Context, js jetstream.JetStream, objs jetstr
 		return fmt.Errorf("shard %s: ack: %w", sh.id(), err)
 	}
 	return nil
+}
+
+// report encodes the process's Report for a done message (nil without
+// Worker.Report).
+func (w *Worker) report(gen int) []byte {
+	if w.Report == nil {
+		return nil
+	}
+	w.procOnce.Do(func() { w.proc = randomID() })
+	r := w.Report()
+	r.Proc, r.N, r.Gen = w.proc, int(w.reports.Add(1)), gen
+	b, _ := json.Marshal(r)
+	return b
+}
+
+// randomID returns 16 random hex digits.
+func randomID() string {
+	var b [8]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }
 
 // FetchBundle makes the bundle digest available under cacheDir/digest
@@ -335,7 +453,7 @@ func FetchBundle(ctx context.Context, nc *nats.Conn, digest, cacheDir string) (s
 	if err != nil {
 		return "", err
 	}
-	_, bundles, _, err := buckets(ctx, js)
+	_, bundles, _, err := buckets(ctx, js, 0)
 	if err != nil {
 		return "", err
 	}
@@ -374,7 +492,7 @@ func LoadSpec(ctx context.Context, nc *nats.Conn, key string) (*Spec, bool, erro
 	if err != nil {
 		return nil, false, err
 	}
-	kv, _, _, err := buckets(ctx, js)
+	kv, _, _, err := buckets(ctx, js, 0)
 	if err != nil {
 		return nil, false, err
 	}

@@ -36,6 +36,8 @@ type Client struct {
 	// runSpend, set by a Pool, sums the dollars of every client of the run
 	// (generation, repairs and judges): max_cost is held against it.
 	runSpend *spend
+	// admit, set by a Pool (SetAdmit), is the run's shared admission.
+	admit Admit
 	// served holds the distinct model ids and system fingerprints the API
 	// reported (written under mu; see Served).
 	served atomic.Pointer[provenanceSet]
@@ -232,8 +234,25 @@ func (c *Client) complete(ctx context.Context, kind string, req *Request) (*Resp
 		if err != nil {
 			return nil, &Error{Kind: KindCancelled, Err: err}
 		}
+		// A second admission after this process's own limiter: the limits
+		// shared by every worker of a distributed run (Pool.SetAdmit).
+		releaseShared := func(int, float64) {}
+		if c.admit != nil {
+			rs, err := c.admit(ctx, est)
+			if err != nil {
+				release(0)
+				if errors.Is(err, ErrBudget) {
+					e := &Error{Kind: KindBudget, Msg: err.Error(), Err: err}
+					c.latch(e)
+					return nil, e
+				}
+				return nil, &Error{Kind: KindCancelled, Err: err}
+			}
+			releaseShared = rs
+		}
 		// The latch may have closed while this caller waited for a slot.
 		if err := c.check(); err != nil {
+			releaseShared(0, 0)
 			release(0)
 			return nil, err
 		}
@@ -264,6 +283,11 @@ func (c *Client) complete(ctx context.Context, kind string, req *Request) (*Resp
 		// every caller before this one's slot frees up.
 		_, h := capt.get()
 		c.lim.Pause(rateLimitPause(h, time.Now()))
+		var cost float64
+		if err == nil {
+			cost = resp.Cost
+		}
+		releaseShared(used, cost)
 		release(used)
 		if err == nil {
 			resp.Retries = try
@@ -463,6 +487,30 @@ type Pool struct {
 	stores *cache.Stores
 	own    bool // the pool made stores and closes them
 	spend  spend
+	admit  func(cfg Config) Admit
+}
+
+// Admit is a second admission every call of a client passes after the
+// client's own limiter: the limits a distributed run shares over its
+// workers (cluster.Limits). It waits until tokens (an estimate) may be
+// sent, or fails: an error wrapping ErrBudget stops the endpoint's calls
+// like max_cost, any other ends the call as cancelled. release is called
+// once the call is over with the tokens it used and what it cost.
+type Admit = func(ctx context.Context, tokens int) (release func(used int, cost float64), err error)
+
+// SetAdmit gives every client of the pool, those made already and those
+// made later, the admission f returns for its configuration (nil: none).
+// It is set before the run makes calls: a client reads it unlocked.
+func (p *Pool) SetAdmit(f func(cfg Config) Admit) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.admit = f
+	for _, c := range p.m {
+		c.admit = nil
+		if f != nil {
+			c.admit = f(c.cfg)
+		}
+	}
 }
 
 // NewPool returns an empty pool whose clients open their caches through
@@ -490,6 +538,9 @@ func (p *Pool) Client(cfg Config) (*Client, error) {
 	}
 	c.stores = p.stores
 	c.runSpend = &p.spend
+	if p.admit != nil {
+		c.admit = p.admit(cfg)
+	}
 	p.spend.setLimit(cfg.MaxCost)
 	p.m[id] = c
 	return c, nil

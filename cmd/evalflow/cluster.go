@@ -26,6 +26,7 @@ import (
 	"github.com/evalflow/evalflow/dataset"
 	"github.com/evalflow/evalflow/dsl"
 	"github.com/evalflow/evalflow/item"
+	"github.com/evalflow/evalflow/nodes"
 	"github.com/evalflow/evalflow/planner"
 	"github.com/evalflow/evalflow/rundir"
 )
@@ -53,10 +54,14 @@ func (c *connFlags) options(url, name string) cluster.ConnOptions {
 		Token: os.Getenv(tokenEnv), TLSCA: c.tlsCA, TLSCert: c.tlsCert, TLSKey: c.tlsKey}
 }
 
-// args renders the flags again, for worker processes started by the run.
+// args renders the flags again, for worker processes started by the run
+// (files by their absolute paths: the child runs elsewhere).
 func (c *connFlags) args() []string {
 	var out []string
-	for _, f := range []struct{ name, v string }{{"creds", c.creds}, {"nkey", c.nkey}, {"user", c.user}, {"tls-ca", c.tlsCA}, {"tls-cert", c.tlsCert}, {"tls-key", c.tlsKey}} {
+	if c.user != "" {
+		out = append(out, "-user", c.user)
+	}
+	for _, f := range []struct{ name, v string }{{"creds", c.creds}, {"nkey", c.nkey}, {"tls-ca", c.tlsCA}, {"tls-cert", c.tlsCert}, {"tls-key", c.tlsKey}} {
 		if f.v != "" {
 			out = append(out, "-"+f.name, absPath(f.v))
 		}
@@ -72,6 +77,8 @@ type clusterFlags struct {
 	shardSize  int
 	ackWait    time.Duration
 	maxDeliver int
+	replicas   int
+	leaseTTL   time.Duration
 	conn       connFlags
 }
 
@@ -82,6 +89,8 @@ func (cf *clusterFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&cf.shardSize, "shard-size", 0, "with -cluster or -workers: items per shard (0: 32, fewer for small runs)")
 	fs.DurationVar(&cf.ackWait, "ack-wait", cluster.DefaultAckWait, "with -cluster or -workers: how long a silent worker keeps its shard before it is redelivered")
 	fs.IntVar(&cf.maxDeliver, "max-deliver", cluster.DefaultMaxDeliver, "with -cluster or -workers: deliveries of a shard before its items are reported as errors")
+	fs.IntVar(&cf.replicas, "replicas", 0, "with -cluster: servers holding each of the run's streams (0: 3 on a cluster of three servers or more, else 1)")
+	fs.DurationVar(&cf.leaseTTL, "lease-ttl", cluster.DefaultLeaseTTL, "with -cluster or -workers: how long a silent worker keeps its share of the shared model limits")
 	cf.conn.register(fs)
 }
 
@@ -101,6 +110,10 @@ func (cf *clusterFlags) check() error {
 		return fmt.Errorf("-ack-wait %s: at least 1s", cf.ackWait)
 	case cf.maxDeliver < 1:
 		return fmt.Errorf("-max-deliver %d: at least 1", cf.maxDeliver)
+	case cf.replicas < 0 || cf.replicas > 5:
+		return fmt.Errorf("-replicas %d: use 1..5, or 0 for automatic", cf.replicas)
+	case cf.leaseTTL < time.Second:
+		return fmt.Errorf("-lease-ttl %s: at least 1s", cf.leaseTTL)
 	}
 	return nil
 }
@@ -177,7 +190,11 @@ func runOnCluster(ctx context.Context, cf *clusterFlags, r clusterRun) (_ []clus
 	if err != nil {
 		return nil, err
 	}
-	digest, err := cluster.PublishBundle(ctx, nc, roots)
+	replicas := cf.replicas
+	if replicas == 0 {
+		replicas = cluster.AutoReplicas(nc)
+	}
+	digest, err := cluster.PublishBundle(ctx, nc, roots, replicas)
 	if err != nil {
 		return nil, err
 	}
@@ -186,7 +203,8 @@ func runOnCluster(ctx context.Context, cf *clusterFlags, r clusterRun) (_ []clus
 	spec := &cluster.Spec{Key: cluster.RunKey(absDir, r.runID), RunID: r.runID, Bundle: digest, Cwd: cwd, Pipeline: r.pipeline,
 		Vars: r.pf.vars, VarFiles: r.pf.varFiles, Sweeps: r.pf.sweeps, Env: evalflowVars(os.Environ()),
 		Limit: r.limit, Sample: r.sample, Seed: r.seed, Concurrency: r.conc, NoCache: r.noCache, Refresh: r.refresh, CISeed: r.ciSeed,
-		PipelineHash: r.p.Hash, AckWaitMS: cf.ackWait.Milliseconds(), MaxDeliver: cf.maxDeliver}
+		PipelineHash: r.p.Hash, AckWaitMS: cf.ackWait.Milliseconds(), MaxDeliver: cf.maxDeliver, Replicas: replicas,
+		LeaseTTLMS: cf.leaseTTL.Milliseconds()}
 	total := 0
 	for i, c := range r.cells {
 		id := ""
@@ -262,6 +280,11 @@ func runOnCluster(ctx context.Context, cf *clusterFlags, r clusterRun) (_ []clus
 	}
 	stats, err := co.Run(ctx)
 	complete = err == nil
+	var halt *cluster.StopError
+	if errors.As(err, &halt) {
+		// As a local run stops (max_cost): status stopped, resumable.
+		return stats, &nodes.StopRun{Reason: halt.Reason}
+	}
 	return stats, err
 }
 
@@ -435,10 +458,34 @@ func quotedLiterals(f *hcl.File) []string {
 }
 
 // withWorkers adds a distributed run's workers to its manifest:
-// `workers: [{id, host, shards}]`, shards being how many each completed.
+// `workers: [{id, host, shards, redelivered}]`, shards being how many each
+// completed (redelivered: of those, how many an earlier holder had not
+// finished). The work the workers reported — their stages' counts and
+// model calls — is added to m's stages and model_calls (which count the
+// coordinator's own): called once per manifest.
 func withWorkers(m *rundir.Manifest, ws []cluster.WorkerStat) any {
 	if ws == nil {
 		return m
+	}
+	stages, calls := cluster.Totals(ws)
+	if len(stages) > 0 {
+		own := make([]cluster.StageCount, len(m.Stages))
+		for i, s := range m.Stages {
+			own[i] = cluster.StageCount{Name: s.Name, Kind: s.Kind, Items: s.Items, Cached: s.Cached, Computed: s.Computed}
+		}
+		m.Stages = nil
+		for _, s := range cluster.AddStages(own, stages) {
+			m.Stages = append(m.Stages, rundir.ManifestStage{Name: s.Name, Kind: s.Kind, Items: s.Items, Cached: s.Cached, Computed: s.Computed})
+		}
+	}
+	if calls.Calls+calls.CacheHits > 0 {
+		mc := rundir.ManifestModelCalls{}
+		if m.ModelCalls != nil {
+			mc = *m.ModelCalls
+		}
+		mc.Calls, mc.Retries, mc.CacheHits = mc.Calls+calls.Calls, mc.Retries+calls.Retries, mc.CacheHits+calls.CacheHits
+		mc.InputTokens, mc.OutputTokens, mc.Cost = mc.InputTokens+calls.InputTokens, mc.OutputTokens+calls.OutputTokens, mc.Cost+calls.Cost
+		m.ModelCalls = &mc
 	}
 	return struct {
 		*rundir.Manifest

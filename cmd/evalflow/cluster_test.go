@@ -31,9 +31,10 @@ func sameRunFiles(t *testing.T, want, got string) {
 type manifestWorkers struct {
 	Status  string `json:"status"`
 	Workers []struct {
-		ID     string `json:"id"`
-		Host   string `json:"host"`
-		Shards int    `json:"shards"`
+		ID          string `json:"id"`
+		Host        string `json:"host"`
+		Shards      int    `json:"shards"`
+		Redelivered int    `json:"redelivered"`
 	} `json:"workers"`
 }
 
@@ -52,7 +53,8 @@ func readWorkers(t *testing.T, dir string) manifestWorkers {
 
 // TestWorkersEqualLocal runs the quickstart and the ablation sweep on
 // three local worker processes (an embedded NATS server) and compares the
-// run directory with a local run's.
+// run directory with a local run's, and the manifest's stage counts
+// (summed from the workers' reports) with the local run's.
 func TestWorkersEqualLocal(t *testing.T) {
 	bin := evalflowBinary(t)
 	repo, _ := filepath.Abs(filepath.Join("..", ".."))
@@ -75,6 +77,14 @@ func TestWorkersEqualLocal(t *testing.T) {
 				t.Errorf("stderr differs:\nlocal:\n%s\ndistributed:\n%s", local.stderr, dist.stderr)
 			}
 			sameRunFiles(t, filepath.Join(dir, "local"), filepath.Join(dir, "dist"))
+			// The workers' reports make the manifest's stage counts.
+			lm, dm := readManifest(t, filepath.Join(dir, "local")), readManifest(t, filepath.Join(dir, "dist"))
+			if diff := cmp.Diff(lm.Stages, dm.Stages); diff != "" || len(dm.Stages) == 0 {
+				t.Errorf("manifest stages differ from the local run's (-local +distributed):\n%s", diff)
+			}
+			if diff := cmp.Diff(lm.ModelCalls, dm.ModelCalls); diff != "" {
+				t.Errorf("manifest model_calls differ (-local +distributed):\n%s", diff)
+			}
 			m := readWorkers(t, filepath.Join(dir, "dist"))
 			shards := 0
 			for _, w := range m.Workers {
@@ -120,52 +130,6 @@ func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
 	}
 }
 
-// TestWorkerKilledMidShard kills one of three worker processes with
-// SIGKILL while it runs a shard: the shard is redelivered after the ack
-// wait, and the run directory equals a local run's — nothing lost, nothing
-// twice.
-func TestWorkerKilledMidShard(t *testing.T) {
-	bin := evalflowBinary(t)
-	dir := t.TempDir()
-	const n = 24
-	args := slowReplay(t, dir, n)
-	ref := runBin(t, bin, dir, append(args, "-out", "ref")...)
-	if ref.code != 0 {
-		t.Fatalf("reference run: exit %d\n%s%s", ref.code, ref.stdout, ref.stderr)
-	}
-	cmd := exec.Command(bin, append(args, "-out", "dist", "-workers", "3", "-worker-slots", "1", "-shard-size", "3", "-ack-wait", "3s")...)
-	cmd.Dir = dir
-	cmd.Env = withoutEvalflowVars(os.Environ())
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	// Once items are coming in, a worker is in the middle of a shard.
-	waitFor(t, 120*time.Second, "first part flushed", func() bool {
-		m, _ := filepath.Glob(filepath.Join(dir, "dist", "parts", "items-*.parquet"))
-		return len(m) > 0
-	})
-	kids := childPIDs(cmd.Process.Pid)
-	if len(kids) != 3 {
-		cmd.Process.Kill()
-		t.Fatalf("want 3 worker processes, found %v", kids)
-	}
-	syscall.Kill(kids[0], syscall.SIGKILL)
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("run with a killed worker: %v\n%s", err, stderr.String())
-		}
-	case <-time.After(5 * time.Minute):
-		cmd.Process.Kill()
-		t.Fatalf("run did not finish\n%s", stderr.String())
-	}
-	sameRunFiles(t, filepath.Join(dir, "ref"), filepath.Join(dir, "dist"))
-}
-
 // TestCoordinatorKilledThenResumed kills the run process (and with it its
 // workers and embedded server) with SIGKILL mid-run; the same command
 // resumes from the parts and the server's stored results.
@@ -174,10 +138,7 @@ func TestCoordinatorKilledThenResumed(t *testing.T) {
 	dir := t.TempDir()
 	const n = 24
 	args := append(slowReplay(t, dir, n), "-workers", "2", "-worker-slots", "1", "-shard-size", "2")
-	ref := runBin(t, bin, dir, append(slowReplay(t, dir, n), "-out", "ref")...)
-	if ref.code != 0 {
-		t.Fatalf("reference run: exit %d\n%s%s", ref.code, ref.stdout, ref.stderr)
-	}
+	ref := slowReference(t, bin, n)
 	cmd := exec.Command(bin, append(args, "-out", "crash")...)
 	cmd.Dir = dir
 	cmd.Env = withoutEvalflowVars(os.Environ())
@@ -209,7 +170,7 @@ func TestCoordinatorKilledThenResumed(t *testing.T) {
 	if !strings.Contains(res.stderr, "resuming crash:") {
 		t.Errorf("resume did not say so:\n%s", res.stderr)
 	}
-	sameRunFiles(t, filepath.Join(dir, "ref"), filepath.Join(dir, "crash"))
+	sameRunFiles(t, ref, filepath.Join(dir, "crash"))
 }
 
 // natsServer starts the nats-server binary on PATH (Debian 12's is 2.9)
@@ -322,10 +283,7 @@ func TestClusterServerRestart(t *testing.T) {
 	}
 	const n = 24
 	args := slowReplay(t, dir, n)
-	ref := runBin(t, bin, dir, append(args, "-out", "ref")...)
-	if ref.code != 0 {
-		t.Fatalf("reference run: exit %d\n%s%s", ref.code, ref.stdout, ref.stderr)
-	}
+	ref := slowReference(t, bin, n)
 	cmd := exec.Command(bin, append(args, "-out", "dist", "-cluster", url, "-shard-size", "2", "-ack-wait", "5s")...)
 	cmd.Dir = dir
 	cmd.Env = withoutEvalflowVars(os.Environ())
@@ -351,5 +309,5 @@ func TestClusterServerRestart(t *testing.T) {
 		cmd.Process.Kill()
 		t.Fatalf("run did not finish\n%s", stderr.String())
 	}
-	sameRunFiles(t, filepath.Join(dir, "ref"), filepath.Join(dir, "dist"))
+	sameRunFiles(t, ref, filepath.Join(dir, "dist"))
 }

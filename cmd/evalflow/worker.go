@@ -69,6 +69,9 @@ func cmdWorker(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	}
 	opts := conn.options(url, "evalflow worker "+wid)
 	opts.Retry = true
+	opts.Log = func(format string, args ...any) {
+		fmt.Fprintf(stderr, "evalflow worker %s: "+format+"\n", append([]any{wid}, args...)...)
+	}
 	nc, err := cluster.Connect(opts)
 	if err != nil {
 		fmt.Fprintf(stderr, "evalflow worker: %v\n", err)
@@ -92,7 +95,7 @@ func cmdWorker(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return exitRun
 	}
 	fmt.Fprintf(stderr, "evalflow worker %s: waiting for runs on %s\n", wid, url)
-	w.Watch(ctx, func(rctx context.Context, spec *cluster.Spec) error {
+	err = w.Watch(ctx, func(rctx context.Context, spec *cluster.Spec) error {
 		fmt.Fprintf(stderr, "evalflow worker %s: serving run %s\n", wid, spec.RunID)
 		cmd := exec.CommandContext(rctx, exe, append([]string{"worker", url, "-serve", spec.Key, "-id", wid,
 			"-concurrency", strconv.Itoa(*slots), "-bundles", *bundles}, conn.args()...)...)
@@ -102,6 +105,10 @@ func cmdWorker(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		cmd.WaitDelay = 10 * time.Second
 		return cmd.Run()
 	})
+	if err != nil {
+		fmt.Fprintf(stderr, "evalflow worker %s: %v\n", wid, err)
+		return exitRun
+	}
 	return exitOK
 }
 
@@ -114,6 +121,9 @@ func serveRun(ctx context.Context, w *cluster.Worker, key, bundles string, stder
 		s, live, err := cluster.LoadSpec(ctx, w.NC, key)
 		if err != nil && ctx.Err() != nil {
 			return nil
+		}
+		if err != nil && w.NC.IsClosed() {
+			return cluster.ErrConnClosed
 		}
 		if err == nil && s != nil && !live {
 			return nil // stopped
@@ -142,11 +152,12 @@ func serveRun(ctx context.Context, w *cluster.Worker, key, bundles string, stder
 	if err := os.Chdir(mirror); err != nil {
 		return err
 	}
-	r, err := newShardRunner(ctx, spec, fsroot)
+	r, err := newShardRunner(ctx, w, spec, fsroot)
 	if err != nil {
 		return err
 	}
 	defer r.close()
+	w.Report = r.report
 	return w.Serve(ctx, spec, r)
 }
 
@@ -157,6 +168,8 @@ type shardRunner struct {
 	cells  []*cellRun
 	ready  []readyCell
 	stores *cache.Stores
+	pool   *llm.Pool
+	limits *cluster.Limits // the run's shared limits (closed by close)
 }
 
 type readyCell struct {
@@ -193,7 +206,7 @@ func (r *shardRunner) mapValue(kv string) string {
 	return name + "=" + strings.Join(parts, ",")
 }
 
-func newShardRunner(ctx context.Context, spec *cluster.Spec, fsroot string) (*shardRunner, error) {
+func newShardRunner(ctx context.Context, w *cluster.Worker, spec *cluster.Spec, fsroot string) (*shardRunner, error) {
 	r := &shardRunner{spec: spec, fsroot: fsroot}
 	var vars, varFiles []string
 	for _, v := range spec.Vars {
@@ -237,6 +250,18 @@ func newShardRunner(ctx context.Context, spec *cluster.Spec, fsroot string) (*sh
 	}
 	r.stores = cache.NewStores()
 	pool := llm.NewPool(r.stores)
+	r.pool = pool
+	// Creating a replicated bucket on a busy cluster may take longer than
+	// a JetStream request's default 5 s.
+	lctx, cancel := context.WithTimeout(ctx, time.Minute)
+	lim, err := cluster.NewLimits(lctx, w.NC, spec, w.ID+"-"+strconv.Itoa(os.Getpid()))
+	cancel()
+	if err != nil {
+		r.close()
+		return nil, fmt.Errorf("shared limits: %w", err)
+	}
+	r.limits = lim
+	shareLimits(pool, lim)
 	var results *nodes.Results
 	if !spec.NoCache {
 		if disk, err := store.Open(filepath.Join(store.Root(), "stages")); err == nil {
@@ -267,9 +292,62 @@ func (r *shardRunner) close() {
 		}
 		c.pl.Close()
 	}
+	if r.limits != nil {
+		r.limits.Close()
+	}
 	if r.stores != nil {
 		r.stores.Close()
 	}
+}
+
+// report is what this process did for the run so far, for the
+// coordinator's manifest: its stages' counts and its model calls.
+func (r *shardRunner) report() cluster.Report {
+	var rep cluster.Report
+	for _, c := range r.cells {
+		var st []cluster.StageCount
+		for _, s := range c.pl.Stats() {
+			st = append(st, cluster.StageCount{Name: s.Name, Kind: s.Kind, Items: s.Items, Cached: s.Cached, Computed: s.Computed})
+		}
+		rep.Stages = cluster.AddStages(rep.Stages, st)
+	}
+	s := r.pool.Stats()
+	rep.Calls = cluster.CallCount{Calls: s.Calls, Retries: s.Retries, CacheHits: s.CacheHits, InputTokens: s.InputTokens,
+		OutputTokens: s.OutputTokens, Cost: s.Cost}
+	return rep
+}
+
+// hasModels reports whether the run's pipeline has a model block.
+func (r *shardRunner) hasModels() bool { return len(r.pool.Configs()) > 0 }
+
+// shareLimits makes the pool's clients take the run's shared limits:
+// each endpoint's max_concurrency (the llm default when unset),
+// requests_per_minute and tokens_per_minute, and the run's max_cost, over
+// every worker.
+func shareLimits(pool *llm.Pool, lim *cluster.Limits) {
+	pool.SetAdmit(func(cfg llm.Config) llm.Admit {
+		conc := cfg.MaxConcurrency
+		if conc <= 0 {
+			conc = llm.DefaultMaxConcurrency
+		}
+		g := lim.Gate(endpointID(cfg), cluster.EndpointLimits{Concurrency: conc, RequestsPerMinute: cfg.RequestsPerMinute,
+			TokensPerMinute: cfg.TokensPerMinute}, cfg.MaxCost)
+		return func(ctx context.Context, tokens int) (func(int, float64), error) {
+			release, err := g.Acquire(ctx, tokens)
+			if errors.Is(err, cluster.ErrBudgetSpent) {
+				return nil, fmt.Errorf("%w: %w", llm.ErrBudget, err)
+			}
+			return release, err
+		}
+	})
+}
+
+// endpointID names a model endpoint in the shared limits the same way on
+// every worker: its configuration as the pipeline gives it (the cache
+// directory, which may resolve differently per worker, aside).
+func endpointID(cfg llm.Config) string {
+	cfg.CacheDir = ""
+	return cluster.EndpointID(cfg.Identity())
 }
 
 // prepare checks a cell's engines and reads its items, once.
@@ -321,11 +399,16 @@ func (r *shardRunner) RunShard(ctx context.Context, cell int, seqs []int, emit f
 		}
 		picked[i] = items[q]
 	}
-	return r.cells[cell].pl.RunItems(ctx, seqs, picked, func(rec *item.Record) error {
+	err := r.cells[cell].pl.RunItems(ctx, seqs, picked, func(rec *item.Record) error {
 		rec.Cell = cell
 		r.unmap(rec)
 		return emit(rec)
 	})
+	var halt *nodes.StopRun
+	if errors.As(err, &halt) {
+		return &cluster.StopError{Reason: halt.Reason} // the whole run stops
+	}
+	return err
 }
 
 func (r *shardRunner) ErrorRecords(ctx context.Context, cell int, seqs []int, msg string) ([]*item.Record, error) {

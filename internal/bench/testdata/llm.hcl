@@ -25,6 +25,12 @@ variable "c" {
   description = "Model calls in flight: the model's max_concurrency and the generate stage's pool."
 }
 
+variable "cap" {
+  type        = number
+  default     = 0
+  description = "The model's max_concurrency when it is not c (0: c); over all workers of a distributed run (scripts/bench-scaleout.sh)."
+}
+
 dataset "items" {
   source = "${fromcwd(var.dir)}/items.jsonl"
 }
@@ -40,7 +46,7 @@ model "m" {
   model           = "bench"
   temperature     = 0
   max_tokens      = 64
-  max_concurrency = var.c
+  max_concurrency = var.cap > 0 ? var.cap : var.c
   cache           = false
 }
 
