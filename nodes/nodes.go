@@ -106,6 +106,15 @@ type Warner interface {
 	Warnings() []string
 }
 
+// Claimer is implemented by source stages whose Warnings depend on the
+// items they served (replay: predictions that match no item). In a
+// distributed run the items are served by worker processes; the
+// coordinator's copy of the stage is told each item it would have served,
+// so its warnings are a local run's.
+type Claimer interface {
+	Claim(itemID string)
+}
+
 // Describer is implemented by stages that have more to say in `evalflow
 // plan` than their kind and concurrency (refine's sub-chain, score's
 // metrics). Lines are indented under the stage.

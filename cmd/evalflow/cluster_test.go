@@ -58,13 +58,33 @@ func readWorkers(t *testing.T, dir string) manifestWorkers {
 func TestWorkersEqualLocal(t *testing.T) {
 	bin := evalflowBinary(t)
 	repo, _ := filepath.Abs(filepath.Join("..", ".."))
-	for _, tc := range []struct{ name, pipeline string }{
-		{"quickstart", "examples/quickstart"},
-		{"ablation", "examples/ablation"},
+	for _, tc := range []struct {
+		name, pipeline string
+		vars           func(dir string) []string
+	}{
+		{"quickstart", "examples/quickstart", nil},
+		{"ablation", "examples/ablation", nil},
+		// A prediction whose id matches no item: the run warns about it
+		// whether the items ran here or on workers.
+		{"stray prediction", "pipelines/text2sql-replay.hcl", func(dir string) []string {
+			var ds, preds strings.Builder
+			for i := range 12 {
+				fmt.Fprintf(&ds, `{"id": "q%02d", "question": "q", "gold": "SELECT COUNT(*) FROM customers", "db": "shop"}`+"\n", i)
+				fmt.Fprintf(&preds, `{"id": "q%02d", "pred": "SELECT %d"}`+"\n", i, i)
+			}
+			preds.WriteString(`{"id": "stray", "pred": "SELECT 1"}` + "\n")
+			writeFile(t, filepath.Join(dir, "questions.jsonl"), []byte(ds.String()))
+			writeFile(t, filepath.Join(dir, "preds.jsonl"), []byte(preds.String()))
+			return []string{"-var", "dataset=questions.jsonl", "-var", "predictions=preds.jsonl",
+				"-var", "databases=" + filepath.Join(repo, "examples", "quickstart", "data")}
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
 			args := []string{"run", filepath.Join(repo, tc.pipeline), "-quiet", "-no-cache"}
+			if tc.vars != nil {
+				args = append(args, tc.vars(dir)...)
+			}
 			local := runBin(t, bin, dir, append(args, "-out", "local")...)
 			if local.code != 0 {
 				t.Fatalf("local run: exit %d\n%s%s", local.code, local.stdout, local.stderr)
@@ -84,6 +104,12 @@ func TestWorkersEqualLocal(t *testing.T) {
 			}
 			if diff := cmp.Diff(lm.ModelCalls, dm.ModelCalls); diff != "" {
 				t.Errorf("manifest model_calls differ (-local +distributed):\n%s", diff)
+			}
+			if diff := cmp.Diff(lm.Warnings, dm.Warnings); diff != "" {
+				t.Errorf("manifest warnings differ (-local +distributed):\n%s", diff)
+			}
+			if tc.vars != nil && !strings.Contains(strings.Join(dm.Warnings, "\n"), `preds.jsonl match no item of this run (e.g. ["stray"])`) {
+				t.Errorf("the distributed run does not warn about the stray prediction: %q", dm.Warnings)
 			}
 			m := readWorkers(t, filepath.Join(dir, "dist"))
 			shards := 0

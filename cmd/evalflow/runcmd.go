@@ -473,6 +473,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			refresh: refresh, ciSeed: *ciSeed, stderr: stderr,
 			deliver: func(i int, rec *item.Record) error {
 				cells[i].pl.Collect(rec)
+				cells[i].claim(rec.Item.ID)
 				return onRecord(cells[i], rec)
 			}})
 	}
@@ -605,7 +606,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			// expected: the generate stage's unmatched-id warning is moot.
 			// A resumed run does not generate for the items it kept, and
 			// an interrupted or stopped one not for the items it left.
-			if (*limit > 0 || *sample > 0 || kept > 0 || runErr != nil || cf.enabled()) && n.Kind.Source() {
+			if (*limit > 0 || *sample > 0 || kept > 0 || runErr != nil) && n.Kind.Source() {
 				continue
 			}
 			if w, ok := n.Stage.(nodes.Warner); ok {
@@ -752,6 +753,16 @@ type cellRun struct {
 	pl            *planner.Plan
 	dsr           *dataset.Reader
 	offset, total int
+}
+
+// claim tells the cell's source stages that a worker served itemID
+// (nodes.Claimer), so their warnings are a local run's.
+func (c *cellRun) claim(itemID string) {
+	for _, n := range c.pl.Order {
+		if cl, ok := n.Stage.(nodes.Claimer); ok && n.Kind.Source() {
+			cl.Claim(itemID)
+		}
+	}
 }
 
 // label prefixes messages about a cell ("" outside a sweep).

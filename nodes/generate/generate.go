@@ -276,6 +276,15 @@ func (r *Replay) Revise(_ context.Context, _ *item.Record, s *item.Sample) (stri
 	return q, q, true, nil
 }
 
+// Claim marks the prediction for itemID as used, as Process does: what a
+// distributed run's coordinator calls for each item its workers served
+// (nodes.Claimer).
+func (r *Replay) Claim(itemID string) {
+	if i := r.byID.lookup(itemID); i >= 0 {
+		r.byID.markUsed(i)
+	}
+}
+
 // Describe says where predictions come from, for `evalflow plan`.
 func (r *Replay) Describe() []string {
 	return []string{fmt.Sprintf("source: replay %s (%d items)", filepath.Base(r.Path), r.byID.Len())}
