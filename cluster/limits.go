@@ -77,6 +77,7 @@ type Limits struct {
 	run    string
 	holder string
 	ttl    time.Duration
+	spent  float64 // Spec.Spent: where a new budget ledger starts
 
 	stop chan struct{} // closed by Close: the agents' loops end
 	wg   sync.WaitGroup
@@ -100,7 +101,7 @@ func NewLimits(ctx context.Context, nc *nats.Conn, spec *Spec, holder string) (*
 		return nil, err
 	}
 	return &Limits{kv: kv, run: spec.Key, holder: holder, ttl: spec.LeaseTTL(), stop: make(chan struct{}),
-		gates: map[string]*endpointGate{}}, nil
+		gates: map[string]*endpointGate{}, spent: spec.Spent}, nil
 }
 
 // Gate returns the gate of the endpoint id (a name the same on every
@@ -833,13 +834,14 @@ type budgetGate struct {
 	limit     float64 // the smallest max_cost asked for
 	reserved  float64 // dollars our lease holds
 	spent     float64 // dollars our calls cost (since our lease began)
+	prior     float64 // what earlier processes of the run spent (Spec.Spent)
 	waiting   int
 	exhausted bool
 	wake      chan struct{}
 }
 
 func newBudgetGate(s *Limits, limit float64) *budgetGate {
-	return &budgetGate{a: newAgent(s, s.run+".budget"), limit: limit, wake: make(chan struct{})}
+	return &budgetGate{a: newAgent(s, s.run+".budget"), limit: limit, prior: s.spent, wake: make(chan struct{})}
 }
 
 func (b *budgetGate) lower(limit float64) {
@@ -895,7 +897,7 @@ func (b *budgetGate) step(ctx context.Context) {
 	if !need && !b.a.renewDue() {
 		return
 	}
-	b.a.txn(ctx, need, func() *ledger { return &ledger{Budget: b.limit} }, func(l *ledger, me *lease, lost bool) (bool, func()) {
+	b.a.txn(ctx, need, func() *ledger { return &ledger{Budget: b.limit, Closed: b.prior} }, func(l *ledger, me *lease, lost bool) (bool, func()) {
 		b.mu.Lock()
 		defer b.mu.Unlock()
 		if lost {

@@ -309,6 +309,36 @@ func TestSharedBudget(t *testing.T) {
 	}
 }
 
+// TestSharedBudgetAfterResume: a resumed run whose earlier processes
+// spent $0.90 of a $1 max_cost (Spec.Spent, from its manifest) has $0.10
+// left over all its workers, as a resumed local run does.
+func TestSharedBudgetAfterResume(t *testing.T) {
+	connect := testServer(t)
+	spec := &Spec{Key: "rresumed", LeaseTTLMS: 3000, Spent: 0.9}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	calls := 0
+	for i := range 2 {
+		l := openLimits(t, connect, spec, fmt.Sprintf("w%d", i))
+		defer l.Close()
+		g := l.Gate("e", EndpointLimits{}, 1)
+		for {
+			release, err := g.Acquire(ctx, 1)
+			if err != nil {
+				if !errors.Is(err, ErrBudgetSpent) {
+					t.Fatal(err)
+				}
+				break
+			}
+			release(1, 0.01)
+			calls++
+		}
+	}
+	if calls < 10 || calls > 11 {
+		t.Errorf("%d calls of $0.01 after $0.90 of $1 was spent, want 10", calls)
+	}
+}
+
 // TestSharedConcurrencyChurn: four processes, twelve callers each, short
 // calls and a cap of 6, each process's callers pausing now and then (so
 // idle slots go back while calls start), and starved processes taking

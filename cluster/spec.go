@@ -104,6 +104,10 @@ type Spec struct {
 	Replicas int `json:"replicas,omitempty"`
 	// LeaseTTLMS is the shared limits' lease time (0: DefaultLeaseTTL).
 	LeaseTTLMS int64 `json:"lease_ttl_ms,omitempty"`
+	// Spent is the dollars earlier processes of the run spent (a resumed
+	// run's manifest): a budget ledger the run creates starts from it,
+	// so max_cost holds across resumes as it does locally.
+	Spent float64 `json:"spent,omitempty"`
 }
 
 // SpecCell is one cell of a run: its items take the run directory's seq

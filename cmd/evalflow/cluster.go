@@ -132,6 +132,7 @@ type clusterRun struct {
 	noCache       bool
 	refresh       []string
 	ciSeed        uint64
+	spent         float64 // what earlier processes of the run spent on models
 	deliver       func(cell int, rec *item.Record) error
 	stderr        io.Writer
 }
@@ -204,7 +205,7 @@ func runOnCluster(ctx context.Context, cf *clusterFlags, r clusterRun) (_ []clus
 		Vars: r.pf.vars, VarFiles: r.pf.varFiles, Sweeps: r.pf.sweeps, Env: evalflowVars(os.Environ()),
 		Limit: r.limit, Sample: r.sample, Seed: r.seed, Concurrency: r.conc, NoCache: r.noCache, Refresh: r.refresh, CISeed: r.ciSeed,
 		PipelineHash: r.p.Hash, AckWaitMS: cf.ackWait.Milliseconds(), MaxDeliver: cf.maxDeliver, Replicas: replicas,
-		LeaseTTLMS: cf.leaseTTL.Milliseconds()}
+		LeaseTTLMS: cf.leaseTTL.Milliseconds(), Spent: r.spent}
 	total := 0
 	for i, c := range r.cells {
 		id := ""

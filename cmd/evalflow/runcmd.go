@@ -408,14 +408,15 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	m := manifest(p, cells[0].pl, runID, started, rd, nil, *limit, *sample, *seed, *conc)
 	var prevCalls *rundir.ManifestModelCalls
+	var prevSpent float64
 	if prev, _ := rundir.Previous(dir); prev != nil && prev.RunID != "" {
 		// A resumed run keeps its identity, and what its earlier processes
 		// spent counts against max_cost.
 		m.RunID, m.Started, m.Resumes = prev.RunID, prev.Started, prev.Resumes+1
 		runID = prev.RunID
 		if prev.ModelCalls != nil {
-			prevCalls = prev.ModelCalls
-			pool.AddSpent(prev.ModelCalls.Cost)
+			prevCalls, prevSpent = prev.ModelCalls, prev.ModelCalls.Cost
+			pool.AddSpent(prevSpent)
 		}
 	}
 	if names, types := passColumns(cells); names != nil {
@@ -470,7 +471,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		localCells = nil
 		workerStats, errs[0] = runOnCluster(cellCtx, &cf, clusterRun{pipeline: pos[0], pf: &pf, p: p, cells: cells, rd: rd,
 			runID: runID, dir: dir, limit: *limit, sample: *sample, seed: *seed, conc: *conc, noCache: *noCache,
-			refresh: refresh, ciSeed: *ciSeed, stderr: stderr,
+			refresh: refresh, ciSeed: *ciSeed, stderr: stderr, spent: prevSpent,
 			deliver: func(i int, rec *item.Record) error {
 				cells[i].pl.Collect(rec)
 				cells[i].claim(rec.Item.ID)
