@@ -254,9 +254,9 @@ func TestAdversarialSQL(t *testing.T) {
 						if o.Class == "timeout" {
 							target := ts.setting + ts.extra
 							t.Logf("%s: timeout after %v (setting %v)", a.id, o.Exec.Round(time.Millisecond), ts.setting)
-							// The execute timing starts a moment after the deadline's clock
-							// (measured 0.3 ms later under load): 1% below the setting is not early.
-							if o.Exec < ts.setting-ts.setting/100 || !within(o.Exec, target, 0.10*float64(ts.setting)/float64(target)) {
+							// The execute timing starts after the deadline's clock (which also
+							// covers the query's preparation): it may read a little under the setting.
+							if !within(o.Exec, target, 0.10*float64(ts.setting)/float64(target)) {
 								t.Errorf("%s: timed out after %v; want %v ± 10%% of %v", a.id, o.Exec, target, ts.setting)
 							}
 						}

