@@ -228,7 +228,7 @@ func New(env *nodes.Env) (nodes.Stage, hcl.Diagnostics) {
 	for _, m := range s.items {
 		if base, ok := strings.CutSuffix(m.as, metrics.SuiteSuffix); ok && cols[base] {
 			a.Diags = append(a.Diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Reserved metric column",
-				Detail: fmt.Sprintf("Column %q is the name of the test-suite verdict of column %q (docs/suite.md, \"In runs\"); give this metric another name with as = \"...\".",
+				Detail: fmt.Sprintf("Column %q is the name of the test-suite verdict of column %q (docs/suites.md, \"In runs\"); give this metric another name with as = \"...\".",
 					m.as, base),
 				Subject: seen[m.as].Ptr()})
 		}
