@@ -42,10 +42,6 @@ const (
 	FormatRaw    = "raw"
 )
 
-// kgSpecial is kg-axel's special-character pattern, alternatives in its order
-// (leftmost-first, so "->" wins over "-").
-var kgSpecial = lazyRE(`\(|\)|:|\{|\}|->|<-|-|\[|\]|,|\.|\*|/|<|>`)
-
 // kgKeywords are the words kg-axel upper-cases, in its order.
 var kgKeywords = []string{
 	"MATCH", "WHERE", "RETURN", "OPTIONAL", "MERGE", "DELETE", "CREATE",
@@ -69,13 +65,95 @@ func isPyWord(r rune) bool {
 
 // collapseSpace is Python's re.sub(r"\s+", " ", s).strip().
 func collapseSpace(s string) string {
-	return strings.Join(strings.FieldsFunc(s, isPySpace), " ")
+	return string(appendCollapsed(make([]byte, 0, len(s)), s))
+}
+
+// appendCollapsed appends s's whitespace-separated fields (isPySpace) to b,
+// joined by single spaces: strings.Join(strings.FieldsFunc(s, isPySpace),
+// " ") without the slice of fields.
+func appendCollapsed(b []byte, s string) []byte {
+	start := len(b)
+	inField := false
+	for i := 0; i < len(s); {
+		c := s[i]
+		var r rune
+		size := 1
+		if c < utf8.RuneSelf {
+			r = rune(c)
+		} else {
+			r, size = utf8.DecodeRuneInString(s[i:])
+		}
+		if isPySpace(r) {
+			inField = false
+		} else {
+			if !inField && len(b) > start {
+				b = append(b, ' ')
+			}
+			inField = true
+			b = append(b, s[i:i+size]...)
+		}
+		i += size
+	}
+	return b
+}
+
+// specialLen returns the byte length of the match of kg-axel's
+// special-character pattern, `\(|\)|:|\{|\}|->|<-|-|\[|\]|,|\.|\*|/|<|>`, at
+// the start of s (0: none). The pattern's alternatives are ASCII and tried in its order,
+// so "->" and "<-" win over "-" and "<" as leftmost-first does.
+func specialLen(s string) int {
+	switch s[0] {
+	case '(', ')', ':', '{', '}', '[', ']', ',', '.', '*', '/', '>':
+		return 1
+	case '-':
+		if len(s) > 1 && s[1] == '>' {
+			return 2
+		}
+		return 1
+	case '<':
+		if len(s) > 1 && s[1] == '-' {
+			return 2
+		}
+		return 1
+	}
+	return 0
+}
+
+// replaceSpecials is that pattern's ReplaceAllString(q, " $0 ") (keep) or
+// ReplaceAllString(q, " ") without the regexp: the specials are
+// ASCII, and a byte of a multi-byte or invalid sequence never matches one,
+// as it never matches in the regexp's rune-wise scan.
+func replaceSpecials(q string, keep bool) string {
+	var b []byte
+	last := 0
+	for i := 0; i < len(q); {
+		n := specialLen(q[i:])
+		if n == 0 {
+			i++
+			continue
+		}
+		if b == nil {
+			b = make([]byte, 0, len(q)+16)
+		}
+		b = append(b, q[last:i]...)
+		b = append(b, ' ')
+		if keep {
+			b = append(b, q[i:i+n]...)
+			b = append(b, ' ')
+		}
+		i += n
+		last = i
+	}
+	if b == nil {
+		return q
+	}
+	return string(append(b, q[last:]...))
 }
 
 // FormatQuery is kg-axel's format_rouge_bleu: a space on each side of every
 // special character, whitespace collapsed and trimmed.
 func FormatQuery(q string) string {
-	return collapseSpace(kgSpecial.ReplaceAllString(q, " $0 "))
+	return collapseSpace(replaceSpecials(q, true))
 }
 
 // FormatQueryKeywords is kg-axel's format_jaccard_jaro: FormatQuery (or, with
@@ -83,18 +161,96 @@ func FormatQuery(q string) string {
 // upper-casing the Cypher keywords wherever they stand as whole words,
 // matched case-insensitively as Python's re does.
 func FormatQueryKeywords(q string, removeSpecial bool) string {
-	var s string
-	if removeSpecial {
-		s = collapseSpace(kgSpecial.ReplaceAllString(q, " "))
-	} else {
-		s = FormatQuery(q)
+	return upperKeywords(collapseSpace(replaceSpecials(q, !removeSpecial)))
+}
+
+// kgKeywordsLower are kgKeywords in lower case, for upperKeywordsASCII.
+var kgKeywordsLower = func() []string {
+	out := make([]string, len(kgKeywords))
+	for i, k := range kgKeywords {
+		out[i] = strings.ToLower(k)
 	}
-	return upperKeywords(s)
+	return out
+}()
+
+// isASCIIWord is isPyWord for an ASCII byte.
+func isASCIIWord(c byte) bool {
+	return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
 }
 
 // upperKeywords upper-cases each whole-word, case-insensitive occurrence of
 // a kgKeywords entry, scanning left to right like re.sub.
 func upperKeywords(s string) string {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return upperKeywordsRunes(s)
+		}
+	}
+	return upperKeywordsASCII(s)
+}
+
+// upperKeywordsASCII is upperKeywords for an ASCII s: no rune decoding, and
+// Python's case folding of ASCII is ASCII's. It returns s itself when
+// nothing changes.
+func upperKeywordsASCII(s string) string {
+	var b []byte
+	last := 0
+	for i := 0; i < len(s); {
+		if !isASCIIWord(s[i]) || (i > 0 && isASCIIWord(s[i-1])) {
+			i++
+			continue
+		}
+		n := 0
+		for _, kw := range kgKeywordsLower {
+			if len(kw) > len(s)-i || !asciiFoldPrefix(s[i:], kw) {
+				continue
+			}
+			if j := i + len(kw); j < len(s) && isASCIIWord(s[j]) {
+				continue
+			}
+			n = len(kw)
+			break
+		}
+		if n == 0 {
+			i++
+			continue
+		}
+		if b == nil {
+			b = make([]byte, 0, len(s))
+		}
+		b = append(b, s[last:i]...)
+		for _, c := range []byte(s[i : i+n]) {
+			if c >= 'a' && c <= 'z' {
+				c -= 'a' - 'A'
+			}
+			b = append(b, c)
+		}
+		i += n
+		last = i
+	}
+	if b == nil {
+		return s
+	}
+	return string(append(b, s[last:]...))
+}
+
+// asciiFoldPrefix reports whether s starts with the lower-case ASCII kw,
+// ASCII letters compared case-insensitively.
+func asciiFoldPrefix(s, kw string) bool {
+	for j := 0; j < len(kw); j++ {
+		c := s[j]
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != kw[j] {
+			return false
+		}
+	}
+	return true
+}
+
+// upperKeywordsRunes is upperKeywords for any s, rune by rune.
+func upperKeywordsRunes(s string) string {
 	var b strings.Builder
 	b.Grow(len(s))
 	prev := rune(-1) // rune before i; -1 at the start

@@ -1,6 +1,7 @@
 package nodes
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
@@ -52,6 +53,52 @@ type Results struct {
 	// ids memoizes dbIdentity for read-only engines for the life of the
 	// Results (one evalflow invocation): path → *dbID.
 	ids sync.Map
+
+	// hot holds the encoded entries this Results read last, so a key
+	// asked again (the same gold query for many items) is decoded
+	// from memory instead of read from disk again. Entries are immutable
+	// (a key is the hash of all its value depends on), so serving one the
+	// disk has since dropped is still right.
+	hot hotEntries
+}
+
+// hotEntries is a small in-memory set of encoded stage cache entries:
+// at most hotMaxEntries entries of at most hotMaxValue bytes each; when
+// full it starts over empty. The zero value is ready to use; safe for
+// concurrent use.
+type hotEntries struct {
+	mu sync.RWMutex
+	m  map[string][]byte
+}
+
+const (
+	hotMaxEntries = 4096
+	hotMaxValue   = 4 << 10
+)
+
+func (h *hotEntries) get(key string) ([]byte, bool) {
+	h.mu.RLock()
+	v, ok := h.m[key]
+	h.mu.RUnlock()
+	return v, ok
+}
+
+func (h *hotEntries) add(key string, raw []byte) {
+	if len(raw) > hotMaxValue {
+		return
+	}
+	h.mu.Lock()
+	if h.m == nil || len(h.m) >= hotMaxEntries {
+		h.m = make(map[string][]byte, 64)
+	}
+	h.m[key] = raw
+	h.mu.Unlock()
+}
+
+func (h *hotEntries) remove(key string) {
+	h.mu.Lock()
+	delete(h.m, key)
+	h.mu.Unlock()
 }
 
 // dbID is one memoized database identity, computed once (once) however
@@ -109,12 +156,21 @@ type material struct {
 
 // key computes the content address of op on q for engine e.
 func (r *Results) key(e *Engine, op string, q engine.Query) (string, []byte) {
+	return r.keyInto(nil, e, op, q)
+}
+
+// keyInto is key with the material appended to buf (which it returns, so
+// a caller may reuse a buffer when it needs the material only on a miss).
+func (r *Results) keyInto(buf []byte, e *Engine, op string, q engine.Query) (string, []byte) {
 	m := material{V: 1, Evalflow: r.version, Op: op, Kind: e.Block.Kind, Options: scrub(e.Block.Options),
 		ReadOnly: e.Block.ReadOnly, DB: r.dbIdentity(q.DB, e.Block.ReadOnly), Query: q.Text, MaxRows: q.MaxRows}
 	if m.MaxRows <= 0 {
 		m.MaxRows = e.Block.MaxRows
 	}
-	b := m.appendJSON(make([]byte, 0, 160+len(m.Evalflow)+len(m.DB)+len(m.Query)))
+	if buf == nil {
+		buf = make([]byte, 0, 160+len(m.Evalflow)+len(m.DB)+len(m.Query))
+	}
+	b := m.appendJSON(buf[:0])
 	sum := sha256.Sum256(b)
 	var k [1 + 2*sha256.Size]byte
 	k[0] = 'q'
@@ -230,22 +286,33 @@ func (r *Results) identify(db string) (id string, stable bool) {
 
 // get returns a stored result or deterministic error.
 func (r *Results) get(key string) (*table.Table, error, bool) {
-	raw, ok := r.disk.Get(key)
-	if !ok {
-		return nil, nil, false
+	raw, hot := r.hot.get(key)
+	if !hot {
+		var ok bool
+		if raw, ok = r.disk.Get(key); !ok {
+			return nil, nil, false
+		}
 	}
 	ent, tab, err := decodeEntry(raw)
 	if err != nil {
+		r.hot.remove(key)
 		r.disk.Remove(key)
 		return nil, nil, false
 	}
 	if ent.Class != "" {
+		if !hot {
+			r.hot.add(key, raw)
+		}
 		return nil, &engine.Error{Class: ent.Class, Msg: ent.Msg}, true
 	}
 	var t table.Table
 	if err := t.UnmarshalBinary(tab); err != nil {
+		r.hot.remove(key)
 		r.disk.Remove(key)
 		return nil, nil, false
+	}
+	if !hot {
+		r.hot.add(key, raw)
 	}
 	return &t, nil, true
 }
@@ -420,18 +487,27 @@ func scrubDSN(s string) string {
 	return s
 }
 
+// matPool holds buffers for the key material of cached, which a hit does
+// not keep.
+var matPool = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
+
 // cached runs op through the cache: a hit returns the stored outcome, a
 // miss runs it and stores a deterministic outcome. It reports the call to
 // the stage's tally (store.Call) and honours -refresh/-no-cache
 // (store.Reads, store.Writes).
 func (r *Results) cached(ctx context.Context, e *Engine, op string, q engine.Query, run func() (*table.Table, error)) (*table.Table, error, bool) {
-	key, mat := r.key(e, op, q)
+	bp := matPool.Get().(*[]byte)
+	key, mat := r.keyInto(*bp, e, op, q)
+	*bp = mat[:0]
 	if store.Reads(ctx) {
 		if res, err, ok := r.get(key); ok {
+			matPool.Put(bp)
 			store.Call(ctx, store.KindEngine, true)
 			return res, err, true
 		}
 	}
+	mat = bytes.Clone(mat) // put keeps it; the buffer goes back now
+	matPool.Put(bp)
 	store.Call(ctx, store.KindEngine, false)
 	if store.Probing(ctx) {
 		// evalflow plan runs no query.

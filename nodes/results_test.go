@@ -273,3 +273,38 @@ func TestMaterialJSON(t *testing.T) {
 		t.Errorf("unencodable options: %q, want %q", got, want)
 	}
 }
+
+// TestResultsHot: a hit read again is served from memory (the disk is read
+// once), as an independent table each time, and still counts as a hit.
+func TestResultsHot(t *testing.T) {
+	disk, _ := store.Open(t.TempDir())
+	r := NewResults(disk, "v1")
+	e := &Engine{Block: &dsl.Engine{Name: "main", Kind: "sqlite"}}
+	ctx := context.Background()
+	tab := &table.Table{Columns: []table.Column{{Name: "x", Type: table.TypeAny}}, Rows: [][]table.Value{{int64(1)}}}
+	q := engine.Query{Text: "SELECT 1", DB: "shop"}
+	runs := 0
+	run := func() (*table.Table, error) { runs++; return tab, nil }
+	if _, _, hit := r.cached(ctx, e, "execute", q, run); hit {
+		t.Fatal("first call hit")
+	}
+	var got []*table.Table
+	for range 3 {
+		res, err, hit := r.cached(ctx, e, "execute", q, run)
+		if !hit || err != nil || !reflect.DeepEqual(res, tab) {
+			t.Fatalf("hit %v err %v res %+v", hit, err, res)
+		}
+		got = append(got, res)
+	}
+	if runs != 1 {
+		t.Errorf("ran %d times, want 1", runs)
+	}
+	got[0].Rows[0][0] = int64(9)
+	if got[1].Rows[0][0] != int64(1) {
+		t.Error("hits share one table")
+	}
+	st, _ := disk.Stats()
+	if st.Hits != 1 {
+		t.Errorf("disk hits %d, want 1 (later hits from memory)", st.Hits)
+	}
+}

@@ -16,11 +16,11 @@
 // When the process ends normally (complete, cancelled, failed) the parts are
 // merged in dataset order into items.parquet and attempts.parquet (again
 // through a temporary name), the manifest is written, and parts/ is
-// removed. Parts are compressed with snappy (they are read back once, if
-// at all); the merged files with zstd. A fresh run without sweep cells writes
-// the merged files while it goes, from the rows the parts get, in a
-// goroutine of its own (see stream): its merge is then only finishing two
-// files, not reading every part back.
+// removed. Parts are compressed with zstd, as the merged files are. A
+// fresh run without sweep cells opens the merged files when it starts and
+// at the end appends its parts to them, their compressed column chunks
+// copied verbatim (see stream): its merge reads no row back and compresses
+// nothing again.
 //
 // Resume. Opening a directory that holds an unfinished run of the same
 // inputs (Config.Fingerprint) continues it: items that finished (ok,
@@ -137,9 +137,10 @@ type Run struct {
 	pending  int     // records in the open parts, all lanes
 	lastSync time.Time
 	werr     error // sticky write error
-	// stream writes the merged files while the run goes (nil: the parts
-	// are merged by Close); noStream is set once it cannot (see
-	// canStream). Both guarded by mu.
+	// stream holds the merged files of a fresh run, which Close fills
+	// with the parts' row groups (nil: the parts are merged row by row by
+	// Close); noStream is set once it cannot (see canStream). Both
+	// guarded by mu.
 	stream   *stream
 	noStream bool
 	stopSync chan struct{}
@@ -1384,58 +1385,39 @@ func (b bitset) has(i int) bool {
 	return i >= 0 && i/64 < len(b) && b[i/64]&(1<<(i%64)) != 0
 }
 
-// partCompression is the codec of parts: snappy. A part is read back once
-// at most (by the merge, or a resume), so zstd's ratio is not worth its
-// time there; snappy costs little and keeps a big run's parts within a few
-// times the merged files' size (uncompressed they were 25 times, 43 MB for
-// a 100k-item run). The merged files are zstd.
-var partCompression = sinks.WithCompression("snappy")
-
-// streamBatch is how many rows Write hands the stream at a time, and
-// streamQueue how many batches may wait: the rows in flight are bounded
-// (8,192, a row group: Write does not wait while the stream compresses
-// one).
-const (
-	streamBatch = 256
-	streamQueue = 32
-)
+// partCompression is the codec of parts: zstd, the merged files' codec,
+// so the merge of a fresh run copies the parts' compressed column chunks
+// into items.parquet and attempts.parquet verbatim (sinks.RowGroupAppender)
+// instead of decoding and compressing every row a second time.
+var partCompression = sinks.WithCompression("zstd")
 
 const (
 	tableItems = iota
 	tableAttempts
 )
 
-// stream writes items.parquet and attempts.parquet (each under its .tmp
-// name) while the run goes, from the rows Write gives the parts, in write
-// order. That is the merge's order exactly when the run is fresh (one
-// generation) and has one lane (no sweep cells): each lane's records
-// arrive in seq order, and the merge of one stream is its concatenation.
-// The encoding and zstd of the merged files then run in the stream's
-// goroutine beside the pipeline, and Close only finishes the files.
+// stream is the merge of a fresh run: its merged files are the
+// concatenation of its parts. That is the merge's order exactly when the
+// run is fresh (one generation) and has one lane (no sweep cells): each
+// lane's records arrive in seq order, and the merge of one stream is its
+// concatenation. The merged files (items.parquet and attempts.parquet,
+// each under its .tmp name) are opened when the first record is written;
+// Write counts the rows it gives the parts (add), and finish appends the
+// parts' row groups, copied verbatim, so Close reads no row.
 //
-// Write appends rows to a batch (under Run.mu) and hands full batches to
-// the goroutine; finish and abort are called once, by Close or Abandon,
-// after the last Write. A failure of the stream does not fail the run:
-// Close merges the parts as it would have without it.
+// add is called under Run.mu; finish and abort are called once, by Close
+// or Abandon, after the last Write. A failure of the stream does not fail
+// the run: Close merges the parts as it would have without it.
 type stream struct {
-	ch    chan []streamRow
-	done  chan struct{}
-	batch []streamRow
-	outs  [2]output
-	cols  [2]countCols
-	// counts and err belong to the goroutine until done is closed.
+	dir    string
+	outs   [2]output
+	cols   [2]countCols
 	counts Counts
-	err    error
 }
 
-type streamRow struct {
-	table int
-	row   []any
-}
-
-// canStream reports whether the merged files may be written while the run
-// goes: a fresh run without sweep cells whose items and attempts go to no
-// file sink (those are merged from the parts, with the main files).
+// canStream reports whether the merged files may be the concatenation of
+// the parts: a fresh run without sweep cells whose items and attempts go
+// to no file sink (those are merged from the parts, with the main files).
 func (r *Run) canStream() bool {
 	if r.gen != 0 || len(r.cfg.Cells) > 0 {
 		return false
@@ -1448,16 +1430,15 @@ func (r *Run) canStream() bool {
 	return true
 }
 
-// startStream opens the merged files' writers under their temporary names
-// and starts the stream's goroutine; if it cannot, Close merges the parts.
-// Called with mu held, once the item schema is fixed.
+// startStream opens the merged files' writers under their temporary names;
+// if it cannot, Close merges the parts. Called with mu held, once the item
+// schema is fixed.
 func (r *Run) startStream() {
 	r.noStream = true // one attempt, whatever happens
 	if !r.canStream() {
 		return
 	}
-	s := &stream{ch: make(chan []streamRow, streamQueue), done: make(chan struct{}), batch: make([]streamRow, 0, streamBatch),
-		counts: Counts{Classes: map[string]int{}}}
+	s := &stream{dir: r.Dir, counts: Counts{Classes: map[string]int{}}}
 	for i, t := range []struct {
 		file   string
 		schema sinks.Schema
@@ -1475,46 +1456,41 @@ func (r *Run) startStream() {
 		s.cols[i] = countColsOf(t.schema)
 	}
 	r.stream = s
-	go s.run()
 }
 
-// add queues one row (called with Run.mu held).
+// add counts one row written to the parts (called with Run.mu held).
 func (s *stream) add(table int, row []any) {
-	s.batch = append(s.batch, streamRow{table, row})
-	if len(s.batch) == streamBatch {
-		s.ch <- s.batch
-		s.batch = make([]streamRow, 0, streamBatch)
-	}
+	s.counts.add([2]string{"items", "attempts"}[table], s.cols[table], row)
 }
 
-func (s *stream) run() {
-	defer close(s.done)
-	names := [2]string{"items", "attempts"}
-	for b := range s.ch {
-		if s.err != nil {
-			continue // drain: Write must never block on a failed stream
+// finish appends the parts to the merged files, closes them and renames
+// them into place (attempts first), returning the counts of every row;
+// false when anything failed (the temporary files are removed).
+func (s *stream) finish() (Counts, bool) {
+	var err error
+	for i, table := range [2]string{"items", "attempts"} {
+		if err != nil {
+			break
 		}
-		for _, sr := range b {
-			s.counts.add(names[sr.table], s.cols[sr.table], sr.row)
-			if err := s.outs[sr.table].w.Write(sr.row); err != nil {
-				s.err = err
+		app, ok := s.outs[i].w.(sinks.RowGroupAppender)
+		if !ok {
+			err = errors.New("the merged file cannot append parts")
+			break
+		}
+		var parts []partFile
+		if parts, err = listParts(s.dir, table); err != nil {
+			break
+		}
+		for _, p := range parts {
+			if p.gen != 0 || p.lane != 0 {
+				err = fmt.Errorf("part %s is not this run's", p.path)
+				break
+			}
+			if _, err = app.AppendFile(p.path); err != nil {
 				break
 			}
 		}
 	}
-}
-
-// finish writes the last rows, closes both files and renames them into
-// place (attempts first, as the merge does), returning the counts of every
-// row; false when anything failed (the temporary files are removed).
-func (s *stream) finish() (Counts, bool) {
-	if len(s.batch) > 0 {
-		s.ch <- s.batch
-		s.batch = nil
-	}
-	close(s.ch)
-	<-s.done
-	err := s.err
 	for _, o := range s.outs {
 		if cerr := o.w.Close(); cerr != nil && err == nil {
 			err = cerr
@@ -1535,11 +1511,8 @@ func (s *stream) finish() (Counts, bool) {
 	return s.counts, true
 }
 
-// abort stops the stream and removes its temporary files.
+// abort closes the merged files and removes them.
 func (s *stream) abort() {
-	s.batch = nil
-	close(s.ch)
-	<-s.done
 	for _, o := range s.outs {
 		o.w.Close()
 		os.Remove(o.tmp)

@@ -200,6 +200,78 @@ func (w *parquetWriter) Write(row []any) error {
 	return nil
 }
 
+// RowGroupAppender is implemented by the Parquet writer NewParquet
+// returns: it appends another Parquet file's rows without decoding them
+// when it can.
+type RowGroupAppender interface {
+	// AppendFile appends every row of the Parquet file at path, which has
+	// the writer's schema (a file NewParquet wrote with it), after the rows
+	// written so far, and returns how many rows it appended. A row group
+	// whose codec and encodings are the writer's (a file written with the
+	// same compression) is copied verbatim: its compressed pages,
+	// statistics and page index, no decoding and no compression; any other
+	// is re-encoded. The rows are the same either way; the row groups keep
+	// the source's sizes.
+	AppendFile(path string) (int64, error)
+}
+
+// AppendFile implements RowGroupAppender.
+func (w *parquetWriter) AppendFile(path string) (int64, error) {
+	if w.closed {
+		return 0, ErrClosed
+	}
+	if w.err != nil {
+		return 0, w.err
+	}
+	if err := w.flushRows(); err != nil {
+		return 0, err
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, fmt.Errorf("sinks: %w", err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return 0, fmt.Errorf("sinks: %w", err)
+	}
+	pf, err := parquet.OpenFile(f, st.Size())
+	if err != nil {
+		return 0, fmt.Errorf("sinks: reading %s: %w", path, err)
+	}
+	s, _, err := fileSchema(pf)
+	if err != nil {
+		return 0, fmt.Errorf("sinks: reading %s: %w", path, err)
+	}
+	if !sameColumns(s, w.s) {
+		return 0, fmt.Errorf("sinks: appending %s: its columns differ from the file being written", path)
+	}
+	var n int64
+	for _, rg := range pf.RowGroups() {
+		k, err := w.pw.WriteRowGroup(rg)
+		n += k
+		if err != nil {
+			w.err = fmt.Errorf("sinks: appending %s: %w", path, err)
+			return n, w.err
+		}
+	}
+	return n, nil
+}
+
+// sameColumns reports whether a and b have the same column names and
+// types, in the same order.
+func sameColumns(a, b Schema) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].Name != b[i].Name || a[i].Type != b[i].Type {
+			return false
+		}
+	}
+	return true
+}
+
 // flushRows hands the pending rows to parquet-go.
 func (w *parquetWriter) flushRows() error {
 	if w.n == 0 {

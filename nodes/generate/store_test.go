@@ -1,7 +1,9 @@
 package generate
 
 import (
+	"cmp"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"testing"
 )
@@ -102,6 +104,40 @@ func TestPredStoreDuplicate(t *testing.T) {
 		err := s.seal()
 		if err == nil || err.Error() != `duplicate prediction for id "a" at line 5 (first at line 1)` {
 			t.Errorf("collide=%v: %v", collide, err)
+		}
+	}
+}
+
+// TestPredStoreSearch holds the interpolation search to a binary search on
+// uniform, clustered and repeated hashes, for present and absent ones.
+func TestPredStoreSearch(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	gens := map[string]func() uint64{
+		"uniform":   r.Uint64,
+		"small":     func() uint64 { return r.Uint64N(50) },
+		"clustered": func() uint64 { return r.Uint64N(4)<<62 | r.Uint64N(1000) },
+		"skewed":    func() uint64 { x := r.Uint64N(1 << 20); return x * x * x },
+	}
+	for name, gen := range gens {
+		for _, n := range []int{0, 1, 2, 33, 100, 5000} {
+			s := &predStore{}
+			for i := range n {
+				s.index = append(s.index, hashEntry{gen(), uint32(i)})
+			}
+			slices.SortFunc(s.index, func(a, b hashEntry) int { return cmp.Compare(a.h, b.h) })
+			probes := []uint64{0, 1, ^uint64(0)}
+			for range 300 {
+				probes = append(probes, gen())
+			}
+			for _, e := range s.index {
+				probes = append(probes, e.h, e.h+1, e.h-1)
+			}
+			for _, h := range probes {
+				want, _ := slices.BinarySearchFunc(s.index, h, func(e hashEntry, h uint64) int { return cmp.Compare(e.h, h) })
+				if got := s.search(h); got != want {
+					t.Fatalf("%s n=%d: search(%d) = %d, want %d", name, n, h, got, want)
+				}
+			}
 		}
 	}
 }
