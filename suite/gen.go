@@ -191,11 +191,18 @@ type genDB struct {
 // row; PRIMARY KEY and UNIQUE tuples are never repeated (a row that keeps
 // colliding after a few draws is left out); NOT NULL columns never get
 // NULL. Each column draws from a small random subset of its pool, so
-// duplicates are likely.
-func generate(s *Schema, p *pools, o GenOptions, rng *rand.Rand) *genDB {
+// duplicates are likely. A column whose pool has focus values (the
+// constants of the golds a sample aims at, with their ±1/±ε neighbours)
+// draws from all of them and at most two other values of its pool, so
+// those constants, their duplicates and both sides of their boundaries are
+// all but certain to appear; its tables get up to twice MaxRows rows.
+func generate(s *Schema, p *pools, o GenOptions, rng *rand.Rand, focus map[colRef][]any) *genDB {
 	maxRows := o.MaxRows
 	if maxRows <= 0 {
 		maxRows = DefaultMaxRows
+	}
+	if len(focus) > 0 {
+		maxRows *= 2 // room for the duplicates of several golds' constants
 	}
 	sub := map[colRef][]any{}
 	subset := func(t *Table, c *Column) []any {
@@ -205,6 +212,18 @@ func generate(s *Schema, p *pools, o GenOptions, rng *rand.Rand) *genDB {
 		}
 		var vs []any
 		cs, os := p.consts[r], p.orig[r]
+		if fc := focus[r]; len(fc) > 0 {
+			vs = append(vs, fc...)
+			all := append(append([]any(nil), cs...), os...)
+			if len(all) > 0 {
+				for range rng.IntN(3) {
+					vs = append(vs, all[rng.IntN(len(all))])
+				}
+			}
+			vs = dedupe(vs)
+			sub[r] = vs
+			return vs
+		}
 		if len(cs) > 0 {
 			n := 1 + rng.IntN(min(len(cs), 6))
 			for _, i := range rng.Perm(len(cs))[:n] {
@@ -328,6 +347,56 @@ func generate(s *Schema, p *pools, o GenOptions, rng *rand.Rand) *genDB {
 		g.rows[strings.ToLower(t.Name)] = rows
 	}
 	return g
+}
+
+// focusValues returns, per pool, the constants the given golds compare its
+// columns with, and their ±1/±ε neighbours (generate's focus).
+func focusValues(p *pools, s *Schema, facts []*queryFacts) map[colRef][]any {
+	out := map[colRef][]any{}
+	for _, f := range facts {
+		if f == nil {
+			continue
+		}
+		refs := make([]colRef, 0, len(f.constants))
+		for c := range f.constants {
+			refs = append(refs, c)
+		}
+		sort.Slice(refs, func(i, j int) bool {
+			return refs[i].table+"."+refs[i].column < refs[j].table+"."+refs[j].column
+		})
+		for _, c := range refs {
+			r := p.find(lowerRef(c.table, c.column))
+			k := s.Table(c.table).Column(c.column).Kind
+			for _, v := range f.constants[c] {
+				out[r] = append(out[r], withNeighbours(v, k)...)
+			}
+		}
+	}
+	for r := range out {
+		out[r] = dedupe(out[r])
+	}
+	return out
+}
+
+// dropRow removes one random row of one of the named tables that has more
+// than one row (to break a tie under ORDER BY); it reports whether it
+// removed one. Rows of other tables that referenced it are refused by the
+// engine when the foreign keys are enforced.
+func (g *genDB) dropRow(tables []string, rng *rand.Rand) bool {
+	var cands []string
+	for _, t := range tables {
+		if len(g.rows[strings.ToLower(t)]) > 1 {
+			cands = append(cands, strings.ToLower(t))
+		}
+	}
+	if len(cands) == 0 {
+		return false
+	}
+	t := cands[rng.IntN(len(cands))]
+	rows := g.rows[t]
+	i := rng.IntN(len(rows))
+	g.rows[t] = append(append([][]any(nil), rows[:i]...), rows[i+1:]...)
+	return true
 }
 
 // syntheticValues invents a few values for a column with an empty pool.

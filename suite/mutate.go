@@ -167,6 +167,7 @@ func Neighbours(gold string, s *Schema, rng *rand.Rand) ([]Candidate, error) {
 	}
 	sc := newScope(stmt, s)
 	var sites []site
+	star := map[ast.Node]bool{} // COUNT(*)'s argument: not a constant to mutate
 	add := func(i int, desc string, f func(ast.Node) ast.Node) {
 		sites = append(sites, site{index: i, desc: desc, apply: f})
 	}
@@ -198,8 +199,11 @@ func Neighbours(gold string, s *Schema, rng *rand.Rand) ([]Candidate, error) {
 			add(i, "swap IN/NOT IN", func(x ast.Node) ast.Node { x.(*ast.PatternInExpr).Not = !n.Not; return x })
 		case *ast.AggregateFuncExpr:
 			f := strings.ToLower(n.F)
-			star := len(n.Args) == 1 && isStar(n.Args[0])
-			if indexOf(aggregates, f) >= 0 && !star {
+			isCountStar := len(n.Args) == 1 && isStar(n.Args[0])
+			if isCountStar && f == "count" {
+				star[n.Args[0]] = true
+			}
+			if indexOf(aggregates, f) >= 0 && !isCountStar {
 				for _, g := range aggregates {
 					if g != f {
 						add(i, fmt.Sprintf("aggregate %s → %s", strings.ToUpper(f), strings.ToUpper(g)),
@@ -257,6 +261,9 @@ func Neighbours(gold string, s *Schema, rng *rand.Rand) ([]Candidate, error) {
 				})
 			}
 		case *driver.ValueExpr:
+			if star[n] {
+				return
+			}
 			for _, v := range constantVariants(n, rng) {
 				add(i, fmt.Sprintf("constant %s → %s", v.from, v.to), func(ast.Node) ast.Node {
 					return ast.NewValueExpr(v.value, "", "")

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -122,4 +123,41 @@ func TestGeoQuerySuite(t *testing.T) {
 		t.Fatalf("the generated databases separate nothing the original does not: %+v", rep)
 	}
 	checkSuite(t, dir, "geography", golds, rep)
+}
+
+// TestSharedSuitesRate builds the whole GeoQuery and Restaurants suites
+// with the default options: at least 99% of the neighbours some database
+// separates are separated, and every gold scores 1 against itself on
+// every kept database.
+func TestSharedSuitesRate(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds two whole suites (about a minute each)")
+	}
+	for _, set := range []string{"geoquery", "restaurants"} {
+		t.Run(set, func(t *testing.T) {
+			t.Parallel()
+			golds, dbPath := sharedGolds(t, set)
+			dir := t.TempDir()
+			o := DefaultOptions()
+			// A short screen (the command's default is the 5 s query
+			// timeout): Restaurants' cross-product neighbours are dropped
+			// in a second, not five; the rate does not depend on it.
+			o.ScreenTimeout = 500 * time.Millisecond
+			db := strings.TrimSuffix(filepath.Base(dbPath), ".sqlite")
+			rep, err := Build(context.Background(), db, dbPath, dir, golds, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%s: neighbours %d (dropped %v), separated %d of %d separable (rate %.4f), unseparated %d, sampled %d, kept %d, %s",
+				set, rep.Neighbours, rep.Dropped, rep.Separated, rep.Separable, rep.SeparationRate, len(rep.Unseparated), rep.Sampled, len(rep.Kept), rep.Elapsed)
+			if len(rep.GoldIssues) != 0 {
+				t.Errorf("gold issues: %+v", rep.GoldIssues)
+			}
+			if rep.SeparationRate < 0.99 {
+				t.Errorf("separation rate %.4f < 0.99 (%d of %d separable)", rep.SeparationRate, rep.Separated, rep.Separable)
+			}
+			goldSelfMatch(t, dir, golds, rep, o.Profile)
+			checkSuite(t, dir, db, golds, rep)
+		})
+	}
 }

@@ -21,7 +21,7 @@ import (
 const suiteSynopsis = "suite build -dataset FILE -databases DIR -out DIR [-seed N] [-max-dbs K] [-samples T] [flags]"
 
 // cmdSuite handles "suite build": distilled test suites of databases for
-// every database the dataset's items name (docs/suite.md).
+// every database the dataset's items name (docs/suites.md).
 func cmdSuite(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help") {
 		args = []string{"build", args[0]} // build is the one subcommand: show its flags
@@ -38,12 +38,14 @@ func cmdSuite(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	seed := fs.Uint64("seed", def.Seed, "random seed: the same inputs and seed give the same suite")
 	maxDBs := fs.Int("max-dbs", def.MaxDBs, "most generated databases kept per database")
 	samples := fs.Int("samples", def.Samples, "most random databases drawn per database")
+	verify := fs.Int("verify", def.Verify, "random databases drawn after distillation, from a seed stream of their own and never kept, only to measure the separation rate: the neighbours one of them separates count as separable")
 	maxRows := fs.Int("max-rows", suite.DefaultMaxRows, "most rows per generated table")
 	nulls := fs.Bool("nulls", false, "let nullable columns hold NULL")
 	empty := fs.Bool("empty", false, "let generated tables be empty")
 	eng := fs.String("engine", "sqlite", "sqlite or duckdb")
 	compare := fs.String("compare", def.Profile.Name, "comparison profile that decides when two results differ: "+strings.Join(metrics.ProfileNames(), ", "))
 	timeout := fs.Duration("timeout", def.Timeout, "per-query timeout")
+	screen := fs.Duration("screen-timeout", def.ScreenTimeout, "a neighbour's timeout on the original: the larger of this and 20× its gold's time there, at most -timeout; one that runs out is dropped as \"timeout on the original\" (0: -timeout)")
 	only := fs.String("db", "", "build only this database")
 	limit := fs.Int("limit", 0, "read only the first N items of the dataset (0: all)")
 	pos, err := parseArgs(fs, args[1:])
@@ -59,7 +61,7 @@ func cmdSuite(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return exitConfig
 	}
 	o := def
-	o.Seed, o.MaxDBs, o.Samples, o.Timeout = *seed, *maxDBs, *samples, *timeout
+	o.Seed, o.MaxDBs, o.Samples, o.Verify, o.Timeout, o.ScreenTimeout = *seed, *maxDBs, *samples, *verify, *timeout, *screen
 	o.MaxRows, o.Nulls, o.Empty = *maxRows, *nulls, *empty
 	switch suite.Engine(*eng) {
 	case suite.SQLite, suite.DuckDB:
@@ -74,8 +76,8 @@ func cmdSuite(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return exitConfig
 	}
 	o.Profile = p
-	if o.MaxDBs < 0 || o.Samples < 0 || o.MaxRows < 1 {
-		fmt.Fprintln(stderr, "evalflow suite build: -max-dbs and -samples must not be negative, -max-rows must be positive")
+	if o.MaxDBs < 0 || o.Samples < 0 || o.Verify < 0 || o.ScreenTimeout < 0 || o.MaxRows < 1 {
+		fmt.Fprintln(stderr, "evalflow suite build: -max-dbs, -samples, -verify and -screen-timeout must not be negative, -max-rows must be positive")
 		return exitConfig
 	}
 	order, golds, err := readSuiteDataset(*ds, *limit)
@@ -89,7 +91,7 @@ func cmdSuite(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	start := time.Now()
 	rep := &suite.Report{Dataset: filepath.Base(*ds), Engine: string(o.Engine), Compare: p.Name, Seed: o.Seed,
-		MaxDBs: o.MaxDBs, Samples: o.Samples, MaxRows: o.MaxRows, Nulls: o.Nulls, Empty: o.Empty}
+		MaxDBs: o.MaxDBs, Samples: o.Samples, Verify: o.Verify, MaxRows: o.MaxRows, Nulls: o.Nulls, Empty: o.Empty}
 	for _, db := range order {
 		if *only != "" && db != *only {
 			continue
@@ -105,8 +107,8 @@ func cmdSuite(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			fmt.Fprintf(stderr, "evalflow suite build: %s: %v\n", db, err)
 			return exitRun
 		}
-		fmt.Fprintf(stderr, "suite %s: %d neighbours, %d separated, %d unseparated, %d databases kept (%s)\n",
-			db, r.Neighbours-sumCounts(r.Dropped), r.Separated, len(r.Unseparated), len(r.Kept), r.Elapsed)
+		fmt.Fprintf(stderr, "suite %s: %d neighbours, %d separated of %d separable (rate %.4f), %d unseparated, %d databases kept (%s)\n",
+			db, r.Neighbours-sumCounts(r.Dropped), r.Separated, r.Separable, r.SeparationRate, len(r.Unseparated), len(r.Kept), r.Elapsed)
 		rep.Databases = append(rep.Databases, r)
 	}
 	rep.Elapsed = time.Since(start).Round(time.Millisecond).String()

@@ -68,6 +68,12 @@ func TestCmdSuite(t *testing.T) {
 			t.Error(err)
 		}
 	}
+	if d := rep.Databases[0]; rep.Totals == nil || d.Separable < d.Separated || d.SeparationRate <= 0 || rep.Totals.SeparationRate != d.SeparationRate {
+		t.Errorf("no separation rate in the report: %s", b)
+	}
+	if !strings.Contains(stderr.String(), "rate ") || !strings.Contains(stdout.String(), "| rate |") {
+		t.Errorf("the rate is not shown:\n%s\n%s", stderr.String(), stdout.String())
+	}
 	if rep.Databases[0].Kept[0].File != "shop_001.sqlite" {
 		t.Errorf("first kept database is %s, want shop_001.sqlite", rep.Databases[0].Kept[0].File)
 	}
