@@ -80,10 +80,9 @@ measure() {
 	RATE=$(printf '%s\n' "${rates[@]}" | median)
 }
 
-report() { # report WORKLOAD LOCALRATE
-	local base=$2
-	shift 2
-	line=$(printf '%-10s %-10s %8s items/s  (x%s of local)' "$WL" "$1" "$RATE" "$(awk -v a="$RATE" -v b="$base" 'BEGIN{printf "%.2f", a/b}')")
+report() { # report LABEL LOCALRATE: the last measure's RATE against the local run's
+	local label=$1 base=$2
+	line=$(printf '%-10s %-10s %8s items/s  (x%s of local)' "$WL" "$label" "$RATE" "$(awk -v a="$RATE" -v b="$base" 'BEGIN{printf "%.2f", a/b}')")
 	echo "   $line"
 	SUMMARY+=("$line")
 }
