@@ -37,6 +37,11 @@ type Coordinator struct {
 	Log func(format string, args ...any)
 	// Poll is how often the consumer is checked for dead shards (0: 2 s).
 	Poll time.Duration
+	// Idle is called once when IdleAfter (0: 15 s) after the shards were
+	// published no worker has taken one (none is serving the run); nil:
+	// never. The run goes on waiting.
+	Idle      func()
+	IdleAfter time.Duration
 }
 
 // WorkerStat is one worker's share of a run, for manifest.json's workers.
@@ -46,7 +51,7 @@ type WorkerStat struct {
 	Shards int    `json:"shards"`
 	// Redelivered counts the shards among Shards that an earlier holder
 	// had taken and not finished (it died, or gave the shard back).
-	Redelivered int `json:"redelivered,omitempty"`
+	Redelivered int `json:"redelivered"`
 	// reports holds the latest Report of each of its processes that
 	// served this coordinator's generation (Totals sums them).
 	reports map[string]Report
@@ -302,8 +307,14 @@ func (c *Coordinator) Run(ctx context.Context) ([]WorkerStat, error) {
 	}
 
 	published := false
+	var publishedAt time.Time
+	idleDone := c.Idle == nil
+	idleAfter := c.IdleAfter
+	if idleAfter <= 0 {
+		idleAfter = 15 * time.Second
+	}
 	publish := func() error {
-		published = true
+		published, publishedAt = true, time.Now()
 		n := 0
 		type sent struct {
 			f    jetstream.PubAckFuture
@@ -417,6 +428,14 @@ func (c *Coordinator) Run(ctx context.Context) ([]WorkerStat, error) {
 			}
 			if !published {
 				continue
+			}
+			if !idleDone && time.Since(publishedAt) >= idleAfter {
+				if ci, err := cons.Info(ctx); err == nil {
+					idleDone = true
+					if ci.Delivered.Consumer == 0 && len(workers) == 0 {
+						c.Idle()
+					}
+				}
 			}
 			dead, err := deadShards(ctx, shards, cons, shardSubject(s.Key))
 			if err != nil {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -207,7 +208,7 @@ func Connect(o ConnOptions) (*nats.Conn, error) {
 			}
 		}
 		opts = append(opts,
-			nats.ReconnectErrHandler(func(_ *nats.Conn, err error) { once("connecting to "+redactURL(o.URL)+": ", err) }),
+			nats.ReconnectErrHandler(func(_ *nats.Conn, err error) { once("connecting to "+RedactURL(o.URL)+": ", err) }),
 			nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
 				if err != nil {
 					once("disconnected from the NATS server: ", err)
@@ -250,12 +251,33 @@ func Connect(o ConnOptions) (*nats.Conn, error) {
 	}
 	nc, err := nats.Connect(o.URL, opts...)
 	if err != nil {
-		return nil, fmt.Errorf("connecting to %s: %w", redactURL(o.URL), err)
+		return nil, fmt.Errorf("connecting to %s: %w", RedactURL(o.URL), err)
 	}
 	return nc, nil
 }
 
+// RedactURL hides the user and password of a NATS URL (each of a
+// comma-separated list): nats://user:pass@host:4222 → nats://…@host:4222.
+// Every URL evalflow prints or stores goes through it.
+func RedactURL(u string) string {
+	if strings.Contains(u, ",") {
+		parts := strings.Split(u, ",")
+		for i, p := range parts {
+			parts[i] = redactURL(p)
+		}
+		return strings.Join(parts, ",")
+	}
+	return redactURL(u)
+}
+
 func redactURL(u string) string {
+	if !strings.Contains(u, "://") {
+		// A bare user:pass@host:4222 (nats.go adds the scheme).
+		if at := strings.LastIndexByte(u, '@'); at >= 0 && !strings.Contains(u[:at], "/") {
+			return "…@" + u[at+1:]
+		}
+		return u
+	}
 	for i := 0; i+2 < len(u); i++ {
 		if u[i:i+3] == "://" {
 			rest := u[i+3:]
@@ -328,6 +350,43 @@ func jsReplicas(js jetstream.JetStream, replicas int) int {
 	return AutoReplicas(js.Conn())
 }
 
+// NoJetStreamError: the server answers, but not JetStream's API (it runs
+// without -js, or the account has no JetStream). It does not fix itself.
+type NoJetStreamError struct{ URL string }
+
+func (e *NoJetStreamError) Error() string {
+	return "the NATS server at " + e.URL + " has JetStream disabled (start nats-server with -js, or enable jetstream in its configuration)"
+}
+
+// jsErr turns the errors of a server without JetStream into a
+// *NoJetStreamError; others are returned as they are.
+func jsErr(js jetstream.JetStream, err error) error {
+	if err == nil {
+		return nil
+	}
+	var nj *NoJetStreamError
+	if errors.As(err, &nj) {
+		return err
+	}
+	if errors.Is(err, nats.ErrNoResponders) || errors.Is(err, jetstream.ErrJetStreamNotEnabled) ||
+		errors.Is(err, jetstream.ErrJetStreamNotEnabledForAccount) || errors.Is(err, nats.ErrJetStreamNotEnabled) {
+		return &NoJetStreamError{URL: RedactURL(js.Conn().ConnectedUrlRedacted())}
+	}
+	return err
+}
+
+// CheckJetStream returns a *NoJetStreamError when the server nc is
+// connected to does not run JetStream, nil when it does, another error
+// when it cannot tell.
+func CheckJetStream(ctx context.Context, nc *nats.Conn) error {
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return err
+	}
+	_, err = js.AccountInfo(ctx)
+	return jsErr(js, err)
+}
+
 func openKV(ctx context.Context, js jetstream.JetStream, cfg jetstream.KeyValueConfig, replicas int) (jetstream.KeyValue, error) {
 	kv, err := js.KeyValue(ctx, cfg.Bucket)
 	if errors.Is(err, jetstream.ErrBucketNotFound) {
@@ -347,6 +406,9 @@ func openKV(ctx context.Context, js jetstream.JetStream, cfg jetstream.KeyValueC
 		}
 	}
 	if err != nil {
+		if err = jsErr(js, err); errors.As(err, new(*NoJetStreamError)) {
+			return nil, err
+		}
 		return nil, fmt.Errorf("key-value bucket %s: %w", cfg.Bucket, err)
 	}
 	return kv, nil
@@ -369,6 +431,9 @@ func openObjects(ctx context.Context, js jetstream.JetStream, cfg jetstream.Obje
 		}
 	}
 	if err != nil {
+		if err = jsErr(js, err); errors.As(err, new(*NoJetStreamError)) {
+			return nil, err
+		}
 		return nil, fmt.Errorf("object store %s: %w", cfg.Bucket, err)
 	}
 	return obs, nil

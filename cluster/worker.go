@@ -110,6 +110,9 @@ func (w *Worker) Watch(ctx context.Context, serve func(ctx context.Context, spec
 		if w.NC.IsClosed() {
 			return ErrConnClosed
 		}
+		if errors.As(err, new(*NoJetStreamError)) {
+			return err // it will not fix itself
+		}
 		w.logf("waiting for the server: %v", err)
 		if !sleepCtx(ctx, 2*time.Second) {
 			return nil
@@ -266,6 +269,9 @@ func (w *Worker) Serve(ctx context.Context, spec *Spec, r Runner) error {
 				}
 				for m := range batch.Messages() {
 					if err := w.handle(sctx, js, objs, spec, r, m); err != nil {
+						if sctx.Err() != nil && errors.Is(err, context.Canceled) {
+							continue // the run is complete or the worker stops: the normal end
+						}
 						w.logf("run %s: %v", spec.RunID, err)
 					}
 				}

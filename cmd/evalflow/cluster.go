@@ -35,6 +35,58 @@ import (
 // of `run -workers N` (an environment variable: not visible in ps).
 const tokenEnv = "EVALFLOW_NATS_TOKEN"
 
+// checkNATSURL checks a NATS server URL as nats.go takes it: one or a
+// comma-separated list of nats://, tls://, ws:// or wss:// URLs or bare
+// HOST:PORT (nats.go adds nats://).
+func checkNATSURL(u string) error {
+	for _, part := range strings.Split(u, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			return fmt.Errorf("an empty server URL")
+		}
+		scheme, rest, ok := strings.Cut(part, "://")
+		if !ok {
+			rest = part
+		} else {
+			switch strings.ToLower(scheme) {
+			case "nats", "tls", "ws", "wss":
+			default:
+				return fmt.Errorf("%s:// is not a NATS URL: use nats://HOST:4222 (or tls://, ws://, wss://)", scheme)
+			}
+		}
+		if at := strings.LastIndexByte(rest, '@'); at >= 0 {
+			rest = rest[at+1:]
+		}
+		if host, _, _ := strings.Cut(rest, "/"); host == "" || strings.HasPrefix(host, ":") {
+			return fmt.Errorf("no server host: use nats://HOST:4222")
+		}
+	}
+	return nil
+}
+
+// redactArgs returns args (a command line, for manifest.json's command)
+// with the passwords of NATS URLs hidden: the value of -cluster, the
+// worker's URL and any nats://user:pass@ argument.
+func redactArgs(args []string) []string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		if name, v, ok := strings.Cut(a, "="); ok && strings.TrimLeft(name, "-") == "cluster" && strings.HasPrefix(name, "-") {
+			out[i] = name + "=" + cluster.RedactURL(v)
+			continue
+		}
+		if i > 0 && strings.TrimLeft(args[i-1], "-") == "cluster" && strings.HasPrefix(args[i-1], "-") {
+			out[i] = cluster.RedactURL(a)
+			continue
+		}
+		if strings.Contains(a, "://") && strings.Contains(a, "@") {
+			out[i] = cluster.RedactURL(a)
+			continue
+		}
+		out[i] = a
+	}
+	return out
+}
+
 // connFlags are the NATS connection flags of run -cluster and worker.
 type connFlags struct {
 	creds, nkey, user, tlsCA, tlsCert, tlsKey string
@@ -47,6 +99,15 @@ func (c *connFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.tlsCA, "tls-ca", "", "CA certificate (PEM) that signed the NATS server's certificate")
 	fs.StringVar(&c.tlsCert, "tls-cert", "", "client certificate (PEM) for mutual TLS with the NATS server")
 	fs.StringVar(&c.tlsKey, "tls-key", "", "client key (PEM) for -tls-cert")
+}
+
+// check refuses -user without $NATS_PASSWORD (the server would refuse
+// every connection, each time with the same error).
+func (c *connFlags) check() error {
+	if c.user != "" && os.Getenv("NATS_PASSWORD") == "" {
+		return fmt.Errorf("-user %s: $NATS_PASSWORD is not set (the password is read from it)", c.user)
+	}
+	return nil
 }
 
 func (c *connFlags) options(url, name string) cluster.ConnOptions {
@@ -80,9 +141,11 @@ type clusterFlags struct {
 	replicas   int
 	leaseTTL   time.Duration
 	conn       connFlags
+	fs         *flag.FlagSet // what register registered on: check sees the flags given
 }
 
 func (cf *clusterFlags) register(fs *flag.FlagSet) {
+	cf.fs = fs
 	fs.StringVar(&cf.url, "cluster", "", "run on the workers of this NATS JetStream server (nats://HOST:4222; see docs/scale-out.md)")
 	fs.IntVar(&cf.workers, "workers", 0, "run on N worker processes of this machine through an embedded NATS server")
 	fs.IntVar(&cf.slots, "worker-slots", 2, "with -workers: shards each worker process runs at once")
@@ -96,7 +159,41 @@ func (cf *clusterFlags) register(fs *flag.FlagSet) {
 
 func (cf *clusterFlags) enabled() bool { return cf.url != "" || cf.workers > 0 }
 
+// distributedFlags are run's flags that only a distributed run uses
+// (-workers and -cluster aside); replicasFlags only a -cluster one.
+var distributedFlags = []string{"worker-slots", "shard-size", "ack-wait", "max-deliver", "replicas", "lease-ttl",
+	"creds", "nkey", "user", "tls-ca", "tls-cert", "tls-key"}
+
 func (cf *clusterFlags) check() error {
+	set := map[string]bool{}
+	if cf.fs != nil {
+		cf.fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	}
+	if !cf.enabled() {
+		for _, n := range distributedFlags {
+			if set[n] {
+				return fmt.Errorf("-%s applies to a distributed run: add -workers N or -cluster nats://HOST:4222 (or leave -%s out)", n, n)
+			}
+		}
+	}
+	if cf.workers > 0 {
+		if set["replicas"] {
+			return fmt.Errorf("-replicas applies to -cluster: -workers runs one embedded server, which keeps one copy")
+		}
+		for _, n := range []string{"creds", "nkey", "user", "tls-ca", "tls-cert", "tls-key"} {
+			if set[n] {
+				return fmt.Errorf("-%s applies to -cluster: -workers starts its own server", n)
+			}
+		}
+	}
+	if cf.url != "" {
+		if err := checkNATSURL(cf.url); err != nil {
+			return fmt.Errorf("-cluster %s: %w", cluster.RedactURL(cf.url), err)
+		}
+		if err := cf.conn.check(); err != nil {
+			return err
+		}
+	}
 	switch {
 	case cf.url != "" && cf.workers > 0:
 		return fmt.Errorf("-cluster and -workers exclude each other: -workers starts its own server")
@@ -174,6 +271,12 @@ func runOnCluster(ctx context.Context, cf *clusterFlags, r clusterRun) (_ []clus
 		return nil, err
 	}
 	defer nc.Close()
+	if err := cluster.CheckJetStream(ctx, nc); errors.As(err, new(*cluster.NoJetStreamError)) {
+		return nil, err
+	}
+	if cf.replicas > 1 && nc.ConnectedClusterName() == "" {
+		return nil, fmt.Errorf("-replicas %d needs a JetStream cluster of at least %d servers; this server is not clustered", cf.replicas, cf.replicas)
+	}
 
 	// Every cell's item count (a run without a sweep has not counted yet).
 	offset := 0
@@ -249,7 +352,11 @@ func runOnCluster(ctx context.Context, cf *clusterFlags, r clusterRun) (_ []clus
 		defer stop(nil)
 		go func() {
 			wg.Wait()
-			stop(fmt.Errorf("all %d worker processes exited before the run was complete (their errors are above)", cf.workers))
+			var how []string
+			for i, p := range procs {
+				how = append(how, fmt.Sprintf("worker %d: %s", i+1, exitHow(p.ProcessState)))
+			}
+			stop(fmt.Errorf("all %d worker processes exited before the run was complete: %s", cf.workers, strings.Join(how, "; ")))
 		}()
 		defer func() {
 			for _, p := range procs {
@@ -272,6 +379,11 @@ func runOnCluster(ctx context.Context, cf *clusterFlags, r clusterRun) (_ []clus
 		Failed: func(cell int, seqs []int, msg string) ([]*item.Record, error) {
 			return errorRecords(context.WithoutCancel(ctx), r.cells[cell], r.limit, r.sample, r.seed, cell, seqs, msg)
 		},
+		Idle: func() {
+			if cf.url != "" {
+				fmt.Fprintf(r.stderr, "evalflow run: no worker has taken a shard of this run yet; start workers with: evalflow worker %s\n", cluster.RedactURL(cf.url))
+			}
+		},
 		Log: func(format string, args ...any) {
 			if strings.HasPrefix(format, "published") {
 				return
@@ -280,6 +392,12 @@ func runOnCluster(ctx context.Context, cf *clusterFlags, r clusterRun) (_ []clus
 		},
 	}
 	stats, err := co.Run(ctx)
+	if err != nil && ctx.Err() != nil {
+		// Say why the run was cancelled (every worker gone), not that it was.
+		if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {
+			err = cause
+		}
+	}
 	complete = err == nil
 	var halt *cluster.StopError
 	if errors.As(err, &halt) {
@@ -287,6 +405,21 @@ func runOnCluster(ctx context.Context, cf *clusterFlags, r clusterRun) (_ []clus
 		return stats, &nodes.StopRun{Reason: halt.Reason}
 	}
 	return stats, err
+}
+
+// exitHow says how a worker process ended: its exit status (its errors
+// are above) or the signal that killed it.
+func exitHow(ps *os.ProcessState) string {
+	if ps == nil {
+		return "did not start"
+	}
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return fmt.Sprintf("killed by signal %d (%s)", int(ws.Signal()), ws.Signal())
+	}
+	if ps.ExitCode() == 0 {
+		return "exit status 0"
+	}
+	return fmt.Sprintf("exit status %d (its errors are above)", ps.ExitCode())
 }
 
 // evalflowVars keeps the EVALFLOW_VAR_* entries of env: the only part of

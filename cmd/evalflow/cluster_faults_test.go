@@ -479,12 +479,12 @@ func TestClusterTLS(t *testing.T) {
 	if m := readWorkers(t, filepath.Join(dir, "dist")); len(m.Workers) != 1 || m.Workers[0].ID != "w1" {
 		t.Errorf("manifest workers %+v, want w1", m.Workers)
 	}
-	// Without the password the run cannot connect, and says so; a worker
-	// with a wrong one says why and exits.
+	// -user without $NATS_PASSWORD is refused, saying so; a worker with a
+	// wrong password says why and exits.
 	bad := exec.Command(bin, append(append(args, "-out", "bad", "-cluster", url), flags...)...)
 	bad.Dir, bad.Env = dir, withoutEvalflowVars(os.Environ())
 	out, err := bad.CombinedOutput()
-	if err == nil || !strings.Contains(string(out), "connecting to") {
+	if bad.ProcessState.ExitCode() != exitConfig || !strings.Contains(string(out), "$NATS_PASSWORD is not set") {
 		t.Errorf("a run without $NATS_PASSWORD: %v\n%s", err, out)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

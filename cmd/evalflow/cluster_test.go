@@ -337,3 +337,196 @@ func TestClusterServerRestart(t *testing.T) {
 	}
 	sameRunFiles(t, ref, filepath.Join(dir, "dist"))
 }
+
+func TestRedactArgs(t *testing.T) {
+	got := redactArgs([]string{"evalflow", "run", "p.hcl", "-cluster", "nats://evalflow:s3cret@h:4222", "--cluster=tls://u:p@a:1,tls://u:p@b:2",
+		"-var", "x=nats://me:pw@c:4222", "-limit", "3"})
+	want := []string{"evalflow", "run", "p.hcl", "-cluster", "nats://…@h:4222", "--cluster=tls://…@a:1,tls://…@b:2",
+		"-var", "x=nats://…@c:4222", "-limit", "3"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("redactArgs (-want +got):\n%s", diff)
+	}
+}
+
+// TestClusterFlagErrors: flags of a distributed run given without one,
+// -replicas with -workers, a URL that is not a NATS one, -user without
+// $NATS_PASSWORD: refused before anything runs (exit 1), naming the flag.
+func TestClusterFlagErrors(t *testing.T) {
+	t.Setenv("NATS_PASSWORD", "")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-worker-slots", "3"}, "-worker-slots applies to a distributed run"},
+		{[]string{"-workers", "0", "-ack-wait", "5s"}, "-ack-wait applies to a distributed run"},
+		{[]string{"-tls-ca", "ca.pem"}, "-tls-ca applies to a distributed run"},
+		{[]string{"-workers", "2", "-replicas", "3"}, "-replicas applies to -cluster"},
+		{[]string{"-cluster", "http://evalflow:s3cret@host:4222"}, "http:// is not a NATS URL"},
+		{[]string{"-cluster", "nats://:4222"}, "no server host"},
+		{[]string{"-cluster", "nats://host:4222", "-user", "evalflow"}, "$NATS_PASSWORD is not set"},
+	} {
+		var stdout, stderr strings.Builder
+		code := run(t.Context(), append(append([]string{"run"}, tc.args...), "nowhere.hcl"), &stdout, &stderr)
+		if code != exitConfig || !strings.Contains(stderr.String(), tc.want) {
+			t.Errorf("%q: exit %d, %q; want exit %d and %q", tc.args, code, stderr.String(), exitConfig, tc.want)
+		}
+		if strings.Contains(stderr.String(), "s3cret") {
+			t.Errorf("%q: the password is printed: %q", tc.args, stderr.String())
+		}
+	}
+	for _, ok := range []string{"nats://h:4222", "h:4222", "tls://u:p@h:4222,wss://h2", "ws://h"} {
+		if err := checkNATSURL(ok); err != nil {
+			t.Errorf("checkNATSURL(%q): %v", ok, err)
+		}
+	}
+}
+
+// TestClusterWithoutJetStream: on a server without JetStream (and a
+// password in the URL) the coordinator and a worker say so and exit 2,
+// without printing the password; -replicas 3 on a single server is
+// refused with a clear message.
+func TestClusterWithoutJetStream(t *testing.T) {
+	bin := evalflowBinary(t)
+	nsBin, err := exec.LookPath("nats-server")
+	if err != nil {
+		t.Skip("nats-server is not installed")
+	}
+	dir := t.TempDir()
+	port := freePort(t)
+	srv := exec.Command(nsBin, "-a", "127.0.0.1", "-p", strconv.Itoa(port), "--user", "evalflow", "--pass", "s3cret")
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { srv.Process.Kill(); srv.Wait() }()
+	waitFor(t, 30*time.Second, "nats-server listening", func() bool {
+		c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), time.Second)
+		if err == nil {
+			c.Close()
+		}
+		return err == nil
+	})
+	url := fmt.Sprintf("nats://evalflow:s3cret@127.0.0.1:%d", port)
+	const want = "has JetStream disabled (start nats-server with -js"
+	w := exec.Command(bin, "worker", url, "-bundles", filepath.Join(dir, "bundles"))
+	w.Dir = dir
+	var out strings.Builder
+	w.Stdout, w.Stderr = &out, &out
+	if err := w.Start(); err != nil {
+		t.Fatal(err)
+	}
+	werr := make(chan error, 1)
+	go func() { werr <- w.Wait() }()
+	select {
+	case <-werr:
+	case <-time.After(30 * time.Second):
+		w.Process.Kill()
+		<-werr
+		t.Fatalf("the worker did not stop:\n%s", out.String())
+	}
+	if code := w.ProcessState.ExitCode(); code != exitRun || !strings.Contains(out.String(), want) || strings.Contains(out.String(), "s3cret") {
+		t.Errorf("worker: exit %d, want %d, %q, no password:\n%s", code, exitRun, want, out.String())
+	}
+	if !strings.Contains(out.String(), "waiting for runs on nats://…@127.0.0.1") {
+		t.Errorf("worker: no redacted URL in its first line:\n%s", out.String())
+	}
+	repo, _ := filepath.Abs(filepath.Join("..", ".."))
+	res := runBin(t, bin, dir, "run", filepath.Join(repo, "examples", "quickstart"), "-quiet", "-no-cache", "-out", "nojs", "-cluster", url)
+	if res.code != exitRun || !strings.Contains(res.stderr, want) || strings.Contains(res.stderr, "s3cret") {
+		t.Errorf("run -cluster: exit %d, want %d, %q, no password:\n%s", res.code, exitRun, want, res.stderr)
+	}
+
+	jsURL, stop := natsServer(t, filepath.Join(dir, "js"), freePort(t))
+	defer stop()
+	res = runBin(t, bin, dir, "run", filepath.Join(repo, "examples", "quickstart"), "-quiet", "-no-cache", "-out", "r3", "-cluster", jsURL, "-replicas", "3")
+	if res.code != exitRun || !strings.Contains(res.stderr, "-replicas 3 needs a JetStream cluster of at least 3 servers; this server is not clustered") {
+		t.Errorf("run -cluster -replicas 3: exit %d:\n%s", res.code, res.stderr)
+	}
+}
+
+// TestClusterNoWorkerNotice: a -cluster run no worker serves says so
+// once after 15 s and keeps waiting; a worker started then finishes it,
+// and the manifest lists redelivered even when it is 0.
+func TestClusterNoWorkerNotice(t *testing.T) {
+	bin := evalflowBinary(t)
+	dir := t.TempDir()
+	url, stop := natsServer(t, filepath.Join(dir, "js"), freePort(t))
+	defer stop()
+	repo, _ := filepath.Abs(filepath.Join("..", ".."))
+	cmd := exec.Command(bin, "run", filepath.Join(repo, "examples", "quickstart"), "-quiet", "-no-cache", "-out", "dist", "-cluster", url)
+	cmd.Dir = dir
+	cmd.Env = withoutEvalflowVars(os.Environ())
+	out := &lockedBuffer{}
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	exited := make(chan struct{})
+	go func() { done <- cmd.Wait(); close(exited) }()
+	defer func() {
+		cmd.Process.Kill()
+		<-exited
+	}()
+	const notice = "evalflow run: no worker has taken a shard of this run yet; start workers with: evalflow worker " + "nats://127.0.0.1:"
+	waitFor(t, 60*time.Second, "the no-worker notice", func() bool { return strings.Contains(out.String(), notice) })
+	startWorker(t, bin, url, "late", withoutEvalflowVars(os.Environ()))
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("run: %v\n%s", err, out.String())
+		}
+	case <-time.After(3 * time.Minute):
+		t.Fatalf("the run did not finish\n%s", out.String())
+	}
+	if n := strings.Count(out.String(), "no worker has taken"); n != 1 {
+		t.Errorf("the notice is printed %d times:\n%s", n, out.String())
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "dist", "manifest.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `"redelivered": 0`) && !strings.Contains(string(b), `"redelivered":0`) {
+		t.Errorf("manifest.json has no redelivered 0:\n%s", b)
+	}
+}
+
+// TestWorkersAllKilled: when every -workers process is killed the run
+// fails naming how each ended.
+func TestWorkersAllKilled(t *testing.T) {
+	bin := evalflowBinary(t)
+	dir := t.TempDir()
+	args := slowReplay(t, dir, 24)
+	cmd := exec.Command(bin, append(args, "-out", "dist", "-workers", "2", "-worker-slots", "1", "-shard-size", "2")...)
+	cmd.Dir = dir
+	cmd.Env = withoutEvalflowVars(os.Environ())
+	out := &lockedBuffer{}
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	var kids []int
+	waitFor(t, 60*time.Second, "two worker processes", func() bool {
+		kids = childPIDs(cmd.Process.Pid)
+		return len(kids) == 2
+	})
+	for _, k := range kids {
+		syscall.Kill(k, syscall.SIGKILL)
+	}
+	select {
+	case <-done:
+	case <-time.After(2 * time.Minute):
+		cmd.Process.Kill()
+		<-done
+		t.Fatalf("the run did not end\n%s", out.String())
+	}
+	for _, want := range []string{"all 2 worker processes exited before the run was complete", "worker 1: killed by signal 9", "worker 2: killed by signal 9"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("no %q in:\n%s", want, out.String())
+		}
+	}
+	if code := cmd.ProcessState.ExitCode(); code != exitRun {
+		t.Errorf("exit %d, want %d", code, exitRun)
+	}
+}

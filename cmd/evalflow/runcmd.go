@@ -942,7 +942,7 @@ func manifest(p *dsl.Pipeline, pl *planner.Plan, runID string, started time.Time
 	fin := time.Now().UTC()
 	m := &rundir.Manifest{
 		RunID: runID, Pipeline: p.Path, PipelineHash: p.Hash,
-		Evalflow: buildVersion(), Go: runtime.Version(), Command: os.Args,
+		Evalflow: buildVersion(), Go: runtime.Version(), Command: redactArgs(os.Args),
 		Started: started, Finished: fin, Seconds: fin.Sub(started).Seconds(),
 		Counts: rd.Counts, Metrics: map[string]*float64{},
 		Options: rundir.RunOptions{Limit: limit, Sample: sample, Concurrency: conc},

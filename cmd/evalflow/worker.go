@@ -53,6 +53,14 @@ func cmdWorker(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return exitConfig
 	}
 	url := pos[0]
+	if err := checkNATSURL(url); err != nil {
+		fmt.Fprintf(stderr, "evalflow worker: %s: %v\n", cluster.RedactURL(url), err)
+		return exitConfig
+	}
+	if err := conn.check(); err != nil {
+		fmt.Fprintf(stderr, "evalflow worker: %v\n", err)
+		return exitConfig
+	}
 	if *bundles == "" {
 		dir, err := os.UserCacheDir()
 		if err != nil {
@@ -94,7 +102,7 @@ func cmdWorker(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintf(stderr, "evalflow worker: %v\n", err)
 		return exitRun
 	}
-	fmt.Fprintf(stderr, "evalflow worker %s: waiting for runs on %s\n", wid, url)
+	fmt.Fprintf(stderr, "evalflow worker %s: waiting for runs on %s\n", wid, cluster.RedactURL(url))
 	err = w.Watch(ctx, func(rctx context.Context, spec *cluster.Spec) error {
 		fmt.Fprintf(stderr, "evalflow worker %s: serving run %s\n", wid, spec.RunID)
 		cmd := exec.CommandContext(rctx, exe, append([]string{"worker", url, "-serve", spec.Key, "-id", wid,
@@ -124,6 +132,9 @@ func serveRun(ctx context.Context, w *cluster.Worker, key, bundles string, stder
 		}
 		if err != nil && w.NC.IsClosed() {
 			return cluster.ErrConnClosed
+		}
+		if errors.As(err, new(*cluster.NoJetStreamError)) {
+			return err
 		}
 		if err == nil && s != nil && !live {
 			return nil // stopped
