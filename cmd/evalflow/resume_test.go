@@ -347,7 +347,11 @@ func TestDiskFullThenResume(t *testing.T) {
 	}
 	dir := t.TempDir()
 	var ds, preds bytes.Buffer
-	const n = 3000
+	// Parts hold at most 2,000 items (about 37 KB of attempts as zstd)
+	// and the merged files copy the parts' row groups, so 6,000 items make
+	// merged files about three parts large: at 60 KB every part fits and
+	// the merge does not.
+	const n = 6000
 	for i := range n {
 		id := fmt.Sprintf("i%04d", i)
 		pred := "SELECT COUNT(*) FROM customers"
@@ -366,7 +370,7 @@ func TestDiskFullThenResume(t *testing.T) {
 	if r := runBin(t, bin, dir, append(args, "-out", "ref")...); r.code != 0 {
 		t.Fatalf("reference: exit %d\n%s", r.code, r.stderr)
 	}
-	for _, kb := range []int{20, 45} {
+	for _, kb := range []int{20, 60} {
 		out := fmt.Sprintf("full%d", kb)
 		t.Run(out, func(t *testing.T) {
 			line := fmt.Sprintf("ulimit -f %d; exec %q", kb, bin)
