@@ -18,6 +18,9 @@ deps: ## install what the tests need on a fresh Debian machine (idempotent)
 test: deps ## install test dependencies, then run every test with the race detector
 	$(GO) vet $(PKGS)
 	$(GO) test -race -shuffle=on -timeout 45m $(PKGS)
+	# The tests that build whole suites of the shared data skip under the
+	# race detector (minutes each, far longer instrumented): run here.
+	$(GO) test -count=1 -timeout 30m -run 'TestSharedSuitesRate|TestSuiteConformance|TestSuiteRewrites' ./suite/
 
 readme-check: ## run every README.md command as printed on a fresh clone of HEAD (READMECHECK_FLAGS=--skip-make-test)
 	bash scripts/readme-check.sh $(READMECHECK_FLAGS)

@@ -95,6 +95,9 @@ func TestSuiteConformance(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds two suites")
 	}
+	if suite.RaceEnabled {
+		t.Skip("builds whole suites: run without -race (make test does)")
+	}
 	data := sharedDataDir(t)
 	for _, set := range []string{"geoquery", "restaurants"} {
 		t.Run(set, func(t *testing.T) {

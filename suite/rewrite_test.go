@@ -397,6 +397,9 @@ func TestSuiteRewrites(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds two suites")
 	}
+	if suite.RaceEnabled {
+		t.Skip("builds whole suites: run without -race (make test does)")
+	}
 	data := sharedDataDir(t)
 	root := t.TempDir()
 	var pairs []pair

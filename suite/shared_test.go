@@ -133,6 +133,9 @@ func TestSharedSuitesRate(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds two whole suites (about a minute each)")
 	}
+	if RaceEnabled {
+		t.Skip("builds whole suites: run without -race (make test does)")
+	}
 	for _, set := range []string{"geoquery", "restaurants"} {
 		t.Run(set, func(t *testing.T) {
 			t.Parallel()
