@@ -98,7 +98,7 @@ func TestSuiteConformance(t *testing.T) {
 	if suite.RaceEnabled {
 		t.Skip("builds whole suites: run without -race (make test does)")
 	}
-	data := sharedDataDir(t)
+	data := suite.SharedDataDir(t)
 	for _, set := range []string{"geoquery", "restaurants"} {
 		t.Run(set, func(t *testing.T) {
 			items := readConformance(t, data, set)

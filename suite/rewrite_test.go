@@ -225,34 +225,6 @@ var rewriteSets = []querySet{
 	}},
 }
 
-// sharedDataDir returns ../shared/data relative to the repository root,
-// skipping the test when it is not there (failing when CI is set).
-func sharedDataDir(t testing.TB) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the test's directory")
-		}
-		dir = parent
-	}
-	data := filepath.Join(dir, "..", "shared", "data")
-	if _, err := os.Stat(data); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("shared test data not found at %s (required when CI is set): %v", data, err)
-		}
-		t.Skipf("shared test data not found at %s; skipping", data)
-	}
-	return data
-}
-
 // repoFile returns the path of a file of the repository, from the test's
 // directory.
 func repoFile(t testing.TB, rel string) string {
@@ -400,7 +372,7 @@ func TestSuiteRewrites(t *testing.T) {
 	if suite.RaceEnabled {
 		t.Skip("builds whole suites: run without -race (make test does)")
 	}
-	data := sharedDataDir(t)
+	data := suite.SharedDataDir(t)
 	root := t.TempDir()
 	var pairs []pair
 	kind := map[string]string{} // id → "same", "miss" or "beyond"

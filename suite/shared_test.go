@@ -15,16 +15,43 @@ import (
 	"github.com/evalflow/evalflow/metrics"
 )
 
-const sharedData = "../../shared/data"
+// SharedDataDir returns ../shared/data relative to the repository root,
+// skipping the test when it is not there (failing when CI is set). Exported
+// for the package's external tests (rewrite, conformance).
+func SharedDataDir(t testing.TB) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			break
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("no go.mod above the test's directory")
+		}
+		dir = parent
+	}
+	data := filepath.Join(dir, "..", "shared", "data")
+	if _, err := os.Stat(data); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("shared test data not found at %s (required when CI is set): %v", data, err)
+		}
+		t.Skipf("shared test data not found at %s; skipping", data)
+	}
+	return data
+}
 
 // sharedGolds returns the distinct golds of a conformance set, in file
-// order, skipping the test when the shared data is not there.
+// order (SharedDataDir: skipped without the shared data, failed in CI).
 func sharedGolds(t *testing.T, set string) ([]Gold, string) {
 	t.Helper()
-	dir := filepath.Join(sharedData, set)
+	dir := filepath.Join(SharedDataDir(t), set)
 	f, err := os.Open(filepath.Join(dir, "conformance", "items.jsonl"))
 	if err != nil {
-		t.Skipf("shared data not available: %v", err)
+		t.Fatal(err)
 	}
 	defer f.Close()
 	var golds []Gold
