@@ -91,12 +91,14 @@ func (pl *Plan) Run(ctx context.Context, opts RunOptions) error {
 
 	stop := func(err error) { cancel(err) }
 	in := src
-	for i, n := range pl.Chain {
-		size := 4
-		if i+1 < len(pl.Chain) {
-			size = bufSize(pl.Chain[i+1])
-		}
-		out := make(chan *item.Record, size)
+	for _, n := range pl.Chain {
+		// A stage's output holds up to the window: every record in flight
+		// holds a window token, so no stage ever waits on a slower one
+		// downstream while the window has room (a wave of 1,024 model
+		// answers no longer holds the next calls until four execute
+		// workers have drained it), and memory stays bounded by the
+		// window, not by these buffers.
+		out := make(chan *item.Record, window)
 		stageIn, node := in, n
 		var workers conc.WaitGroup
 		for w := 0; w < node.Concurrency; w++ {

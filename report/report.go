@@ -17,6 +17,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"golang.org/x/sync/errgroup"
 	"maps"
 	"math"
 	"slices"
@@ -355,13 +356,22 @@ func buildRun(ctx context.Context, index int, dir string, o Options) (*Run, erro
 		return nil, err
 	}
 	q.attCols = attCols
-	steps := []func(*Run) error{q.metricTable, q.groups, q.counts, q.latency, q.refine}
-	for _, f := range steps {
-		if err := f(r); err != nil {
-			return nil, err
+	// The sections query the views independently (groups reads the
+	// metric table's rows, so it follows it) and write disjoint fields of
+	// r: they run side by side, each on its own connection, which takes
+	// report.html off the end of a run's wall time on more than one core.
+	g, gctx := errgroup.WithContext(ctx) // a failed section cancels the others
+	q.ctx = gctx
+	g.Go(func() error {
+		if err := q.metricTable(r); err != nil {
+			return err
 		}
+		return q.groups(r)
+	})
+	for _, f := range []func(*Run) error{q.counts, q.latency, q.refine, func(r *Run) error { return q.items(r, o.MaxItems) }} {
+		g.Go(func() error { return f(r) })
 	}
-	if err := q.items(r, o.MaxItems); err != nil {
+	if err := g.Wait(); err != nil {
 		return nil, err
 	}
 	return r, nil

@@ -31,7 +31,8 @@
 #            (fixed BENCH_LLM_LATENCY, default 200ms), cache off, every prompt
 #            distinct, C in BENCH_LLM_C (default 8 64 256 1024), BENCH_LLM_WAVES
 #            waves of C items (default 25) and at least BENCH_LLM_MIN_ITEMS
-#            (default 2,000, as the issue measured: the process's fixed
+#            (default 2,000, rounded up to whole waves of C, as the issue
+#            measured: the process's fixed
 #            start and end, about 0.15 s, is then a small share at C = 8):
 #            items/s ÷ (C / latency), whole process.
 #                                         Target ≥ 0.95 (≥ 0.90 at C = 1024).
@@ -235,8 +236,12 @@ if want llm; then
 	URL=$(cat "$WORK/url")
 	lat=$(awk -v l="$LLM_LATENCY" 'BEGIN{ if (l ~ /ms$/) {sub(/ms$/,"",l); print l/1000} else {sub(/s$/,"",l); print l} }')
 	for c in $LLM_C; do
-		n=$((c * LLM_WAVES))
-		[ "$n" -lt "$LLM_MIN_ITEMS" ] && n=$LLM_MIN_ITEMS
+		# Whole waves: with C slots, N items need ceil(N/C) latencies, so
+		# an N that is not a multiple of C caps the fraction below 1
+		# (2,000 items at C = 64 are 31.25 waves, 32 latencies: 0.977 at best).
+		w=$LLM_WAVES
+		[ $((c * w)) -lt "$LLM_MIN_ITEMS" ] && w=$(((LLM_MIN_ITEMS + c - 1) / c))
+		n=$((c * w))
 		D=$WORK/llm$c
 		"$BIN/gen" -kind llm -n "$n" -out "$D" || exit 0
 		fr=()
