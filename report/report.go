@@ -637,58 +637,28 @@ func (q *querier) latency(r *Run) error {
 			srcs = append(srcs, s)
 		}
 	}
-	// One query a table: each scan of a million-row table costs about
-	// 0.25 s, and the attempts' columns share one.
-	for _, table := range []string{"items", "attempts"} {
-		var these []src
-		for _, s := range srcs {
-			if s.table == table {
-				these = append(these, s)
-			}
-		}
-		if len(these) == 0 {
-			continue
-		}
+	for _, s := range srcs {
 		cols := q.cols
-		if table == "attempts" {
+		if s.table == "attempts" {
 			cols = q.attCols
 		}
-		sel := []string{q.cellExpr(cols)}
-		for _, s := range these {
-			c := runsql.Ident(s.col)
-			sel = append(sel, fmt.Sprintf("count(%s), avg(%s), quantile_cont(%s, 0.5), quantile_cont(%s, 0.9), quantile_cont(%s, 0.99), max(%s)", c, c, c, c, c, c))
-		}
-		rows, err := q.db.QueryContext(q.ctx, fmt.Sprintf(`SELECT %s FROM %s GROUP BY ALL ORDER BY 1`, strings.Join(sel, ", "), table))
+		c := runsql.Ident(s.col)
+		rows, err := q.db.QueryContext(q.ctx, fmt.Sprintf(`SELECT %s, count(%s), avg(%s), quantile_cont(%s, 0.5), quantile_cont(%s, 0.9), quantile_cont(%s, 0.99), max(%s)
+			FROM %s GROUP BY ALL ORDER BY 1`, q.cellExpr(cols), c, c, c, c, c, c, s.table))
 		if err != nil {
 			return fmt.Errorf("latency: %w", err)
 		}
-		var byCol [][]Latency
 		for rows.Next() {
-			ls := make([]Latency, len(these))
-			var cell string
-			dest := []any{&cell}
-			for i, s := range these {
-				ls[i] = Latency{Table: s.table, Column: s.col, Label: s.label}
-				dest = append(dest, &ls[i].N, &ls[i].Mean, &ls[i].P50, &ls[i].P90, &ls[i].P99, &ls[i].Max)
-			}
-			if err := rows.Scan(dest...); err != nil {
+			l := Latency{Table: s.table, Column: s.col, Label: s.label}
+			if err := rows.Scan(&l.Cell, &l.N, &l.Mean, &l.P50, &l.P90, &l.P99, &l.Max); err != nil {
 				rows.Close()
 				return err
 			}
-			for i := range ls {
-				ls[i].Cell = cell
-			}
-			byCol = append(byCol, ls)
+			r.Latency = append(r.Latency, l)
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {
 			return err
-		}
-		// As before: column by column, each column's rows by cell.
-		for i := range these {
-			for _, ls := range byCol {
-				r.Latency = append(r.Latency, ls[i])
-			}
 		}
 	}
 	if !slices.Contains(q.attCols, "cost") {
