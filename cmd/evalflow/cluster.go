@@ -35,6 +35,33 @@ import (
 // of `run -workers N` (an environment variable: not visible in ps).
 const tokenEnv = "EVALFLOW_NATS_TOKEN"
 
+// urlEnv carries the server URL to a worker process evalflow starts
+// itself (the process a worker starts for each run; run -workers starts its
+// own server, whose URL has no password, for its workers): its
+// command line shows the URL with any password cut out (cluster.RedactURL,
+// what `ps` shows every user), and the process takes the whole URL from
+// here when its argument is that redacted form (childURL).
+const urlEnv = "EVALFLOW_NATS_URL"
+
+// workerCommand is the command of a worker process evalflow starts: the
+// arguments after "worker" and the URL, and the URL in its environment
+// (urlEnv), not on its command line.
+func workerCommand(ctx context.Context, exe, url string, env []string, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, exe, append([]string{"worker", cluster.RedactURL(url)}, args...)...)
+	cmd.Env = append(append(os.Environ(), env...), urlEnv+"="+url) // the last of a key wins
+	return cmd
+}
+
+// childURL is the URL a worker connects to: arg as given, or, when arg is
+// the redacted form of the URL in urlEnv (a process evalflow started),
+// that URL.
+func childURL(arg string) string {
+	if v := os.Getenv(urlEnv); v != "" && cluster.RedactURL(v) == arg {
+		return v
+	}
+	return arg
+}
+
 // checkNATSURL checks a NATS server URL as nats.go takes it: one or a
 // comma-separated list of nats://, tls://, ws:// or wss:// URLs or bare
 // HOST:PORT (nats.go adds nats://).
@@ -334,8 +361,7 @@ func runOnCluster(ctx context.Context, cf *clusterFlags, r clusterRun) (_ []clus
 			return nil, err
 		}
 		for i := range cf.workers {
-			cmd := exec.Command(exe, "worker", url, "-serve", spec.Key, "-concurrency", strconv.Itoa(cf.slots))
-			cmd.Env = append(os.Environ(), tokenEnv+"="+token)
+			cmd := workerCommand(context.Background(), exe, url, []string{tokenEnv + "=" + token}, "-serve", spec.Key, "-concurrency", strconv.Itoa(cf.slots))
 			cmd.Stdout, cmd.Stderr = r.stderr, r.stderr
 			// The workers die with the run, whatever kills it.
 			cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}

@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"maps"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -495,4 +497,74 @@ func TestClusterTLS(t *testing.T) {
 	if err == nil || ctx.Err() != nil || !strings.Contains(string(out), "Authorization Violation") || strings.Contains(string(out), "guess") {
 		t.Errorf("a worker with a wrong password: %v\n%s", err, out)
 	}
+}
+
+// TestWorkerChildrenHidePassword: the process a watching worker starts for
+// each run shows the server URL on its command line with the password cut
+// out (what `ps` shows every user of the machine), takes the whole URL
+// from its environment, connects with it, and the run equals a local one.
+func TestWorkerChildrenHidePassword(t *testing.T) {
+	bin := evalflowBinary(t)
+	dir := t.TempDir()
+	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: server.RANDOM_PORT, JetStream: true, StoreDir: filepath.Join(dir, "js"),
+		NoLog: true, NoSigs: true, Users: []*server.User{{Username: "evalflow", Password: "s3cret"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.Start()
+	if !s.ReadyForConnections(30 * time.Second) {
+		t.Fatal("server not ready")
+	}
+	defer func() { s.Shutdown(); s.WaitForShutdown() }()
+	url := fmt.Sprintf("nats://evalflow:s3cret@127.0.0.1:%d", s.Addr().(*net.TCPAddr).Port)
+	env := withoutEvalflowVars(os.Environ())
+	startWorker(t, bin, url, "w1", env)
+	repo, _ := filepath.Abs(filepath.Join("..", ".."))
+	args := []string{"run", filepath.Join(repo, "examples", "quickstart"), "-quiet", "-no-cache"}
+	local := runBin(t, bin, dir, append(args, "-out", "local")...)
+	if local.code != 0 {
+		t.Fatalf("local run: exit %d\n%s%s", local.code, local.stdout, local.stderr)
+	}
+	// Watch the process table while the run goes: every "worker … -serve"
+	// process is one evalflow started.
+	seen := map[string]bool{}
+	stop := make(chan struct{})
+	polled := make(chan struct{})
+	go func() {
+		defer close(polled)
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(5 * time.Millisecond):
+			}
+			procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+			for _, p := range procs {
+				b, err := os.ReadFile(p)
+				if err != nil {
+					continue
+				}
+				argv := strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
+				if len(argv) > 2 && argv[1] == "worker" && slices.Contains(argv, "-serve") {
+					seen[strings.Join(argv[1:], " ")] = true
+				}
+			}
+		}
+	}()
+	startRun(t, bin, dir, env, append(args, "-out", "dist", "-cluster", url)...)()
+	close(stop)
+	<-polled
+	sameRunFiles(t, filepath.Join(dir, "local"), filepath.Join(dir, "dist"))
+	if len(seen) == 0 {
+		t.Fatal("no worker process evalflow started was seen while the run went")
+	}
+	for cmdline := range seen {
+		if strings.Contains(cmdline, "s3cret") {
+			t.Errorf("a worker process shows the password on its command line: %s", cmdline)
+		}
+		if !strings.Contains(cmdline, "nats://…@127.0.0.1:") {
+			t.Errorf("a worker process's command line does not show the redacted URL: %s", cmdline)
+		}
+	}
+	t.Logf("worker processes seen: %v", slices.Sorted(maps.Keys(seen)))
 }

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -52,7 +51,7 @@ func cmdWorker(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintf(stderr, "evalflow worker: -concurrency %d: use 1..%d\n", *slots, maxConcurrency)
 		return exitConfig
 	}
-	url := pos[0]
+	url := childURL(pos[0])
 	if err := checkNATSURL(url); err != nil {
 		fmt.Fprintf(stderr, "evalflow worker: %s: %v\n", cluster.RedactURL(url), err)
 		return exitConfig
@@ -105,7 +104,7 @@ func cmdWorker(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	fmt.Fprintf(stderr, "evalflow worker %s: waiting for runs on %s\n", wid, cluster.RedactURL(url))
 	err = w.Watch(ctx, func(rctx context.Context, spec *cluster.Spec) error {
 		fmt.Fprintf(stderr, "evalflow worker %s: serving run %s\n", wid, spec.RunID)
-		cmd := exec.CommandContext(rctx, exe, append([]string{"worker", url, "-serve", spec.Key, "-id", wid,
+		cmd := workerCommand(rctx, exe, url, nil, append([]string{"-serve", spec.Key, "-id", wid,
 			"-concurrency", strconv.Itoa(*slots), "-bundles", *bundles}, conn.args()...)...)
 		cmd.Stdout, cmd.Stderr = stderr, stderr
 		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
