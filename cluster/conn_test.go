@@ -3,7 +3,6 @@ package cluster
 import (
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,20 +18,9 @@ import (
 )
 
 // startServer runs a server of opts (JetStream on, loopback, a free port)
-// in the test process.
+// in the test process and returns its port.
 func startServer(t *testing.T, opts *server.Options) int {
-	t.Helper()
-	opts.Host, opts.Port, opts.JetStream, opts.StoreDir, opts.NoLog, opts.NoSigs = "127.0.0.1", server.RANDOM_PORT, true, t.TempDir(), true, true
-	s, err := server.NewServer(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	go s.Start()
-	if !s.ReadyForConnections(30 * time.Second) {
-		t.Fatal("server not ready")
-	}
-	t.Cleanup(func() { s.Shutdown(); s.WaitForShutdown() })
-	return s.Addr().(*net.TCPAddr).Port
+	return clustertest.Port(clustertest.StartServer(t, opts))
 }
 
 // usable checks that a connection of o works, JetStream included (the

@@ -1,5 +1,6 @@
 // Package clustertest holds what the tests of distributed runs share: a
-// throwaway certificate authority for TLS tests.
+// throwaway certificate authority for TLS tests and a server run in the
+// test process (StartServer).
 package clustertest
 
 import (

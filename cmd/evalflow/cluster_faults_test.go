@@ -454,17 +454,9 @@ func TestClusterTLS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: server.RANDOM_PORT, JetStream: true, StoreDir: filepath.Join(dir, "js"),
-		NoLog: true, NoSigs: true, TLSConfig: tc, TLS: true, TLSVerify: true, TLSTimeout: 10,
-		Users: []*server.User{{Username: "evalflow", Password: "s3cret"}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	go s.Start()
-	if !s.ReadyForConnections(30 * time.Second) {
-		t.Fatal("server not ready")
-	}
-	defer func() { s.Shutdown(); s.WaitForShutdown() }()
+	s := passwordServer(t, func(o *server.Options) {
+		o.TLSConfig, o.TLS, o.TLSVerify, o.TLSTimeout = tc, true, true, 10
+	})
 	url := fmt.Sprintf("tls://127.0.0.1:%d", s.Addr().(*net.TCPAddr).Port)
 	flags := []string{"-tls-ca", filepath.Join(pki, "ca.pem"), "-tls-cert", filepath.Join(pki, "client.pem"),
 		"-tls-key", filepath.Join(pki, "client-key.pem"), "-user", "evalflow"}
@@ -506,16 +498,7 @@ func TestClusterTLS(t *testing.T) {
 func TestWorkerChildrenHidePassword(t *testing.T) {
 	bin := evalflowBinary(t)
 	dir := t.TempDir()
-	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: server.RANDOM_PORT, JetStream: true, StoreDir: filepath.Join(dir, "js"),
-		NoLog: true, NoSigs: true, Users: []*server.User{{Username: "evalflow", Password: "s3cret"}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	go s.Start()
-	if !s.ReadyForConnections(30 * time.Second) {
-		t.Fatal("server not ready")
-	}
-	defer func() { s.Shutdown(); s.WaitForShutdown() }()
+	s := passwordServer(t, nil)
 	url := fmt.Sprintf("nats://evalflow:s3cret@127.0.0.1:%d", s.Addr().(*net.TCPAddr).Port)
 	env := withoutEvalflowVars(os.Environ())
 	startWorker(t, bin, url, "w1", env)
@@ -567,4 +550,16 @@ func TestWorkerChildrenHidePassword(t *testing.T) {
 		}
 	}
 	t.Logf("worker processes seen: %v", slices.Sorted(maps.Keys(seen)))
+}
+
+// passwordServer starts a JetStream server in the test process that
+// admits the user evalflow with the password s3cret, with more options
+// set by opts (nil: none), and shuts it down when the test ends.
+func passwordServer(t *testing.T, opts func(*server.Options)) *server.Server {
+	t.Helper()
+	o := &server.Options{Users: []*server.User{{Username: "evalflow", Password: "s3cret"}}}
+	if opts != nil {
+		opts(o)
+	}
+	return clustertest.StartServer(t, o)
 }
