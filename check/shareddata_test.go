@@ -5,15 +5,13 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"github.com/evalflow/evalflow/internal/shareddata"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
 )
-
-// sharedData is the project's shared copy of the public benchmarks.
-const sharedData = "../../shared/data"
 
 // sharedQuery is one query published with a benchmark in ../shared/data.
 type sharedQuery struct {
@@ -27,19 +25,8 @@ type sharedQuery struct {
 // key names the query in the pinned refusal lists.
 func (q sharedQuery) key() string { return q.Source + " " + q.ID }
 
-// sharedDataPath returns ../shared/data/sub; when it is missing the test
-// fails under CI (CI set) and is skipped otherwise.
-func sharedDataPath(t testing.TB, sub string) string {
-	t.Helper()
-	p := filepath.Join(sharedData, sub)
-	if _, err := os.Stat(p); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("shared test data missing: %v", err)
-		}
-		t.Skipf("shared test data missing: %v", err)
-	}
-	return p
-}
+// sharedDataPath returns ../shared/data/sub (shareddata.Dir).
+func sharedDataPath(t testing.TB, sub string) string { return shareddata.Dir(t, sub) }
 
 // readJSON decodes the JSON file at path into v or fails the test.
 func readJSON(t testing.TB, path string, v any) {

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"github.com/evalflow/evalflow/internal/shareddata"
 	"io"
 	"os"
 	"os/exec"
@@ -38,22 +39,8 @@ func repoRoot(t testing.TB) string {
 	return p
 }
 
-// sharedData returns ../shared/data beside the checkout, read in place and
-// never copied. Under CI it must exist; elsewhere its absence skips.
-func sharedData(t testing.TB) string {
-	t.Helper()
-	p, err := filepath.Abs(filepath.Join("..", "..", "shared", "data"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(p); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("shared data missing at %s (CI needs ../shared beside the checkout)", p)
-		}
-		t.Skipf("shared data missing at %s", p)
-	}
-	return p
-}
+// sharedData returns ../shared/data (shareddata.Dir).
+func sharedData(t testing.TB) string { return shareddata.Dir(t) }
 
 // plan loads and plans the pipeline at path with -var values; the plan is
 // closed when the test ends.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"github.com/evalflow/evalflow/internal/shareddata"
 	"math"
 	"os"
 	"path/filepath"
@@ -17,34 +18,8 @@ import (
 	_ "modernc.org/sqlite"
 )
 
-// exSharedData returns ../shared/data relative to the repository root (the
-// directory holding go.mod). Missing data fails the test when CI is set and
-// skips it otherwise.
-func exSharedData(t testing.TB) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the test's directory")
-		}
-		dir = parent
-	}
-	data := filepath.Join(dir, "..", "shared", "data")
-	if _, err := os.Stat(data); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("shared test data not found at %s (required when CI is set): %v", data, err)
-		}
-		t.Skipf("shared test data not found at %s; skipping", data)
-	}
-	return data
-}
+// exSharedData returns ../shared/data (shareddata.Dir).
+func exSharedData(t testing.TB) string { return shareddata.Dir(t) }
 
 // exOpenSQLite opens a SQLite file read-only.
 func exOpenSQLite(t testing.TB, path string) *sql.DB {

@@ -3,10 +3,9 @@ package metrics
 import (
 	"context"
 	"fmt"
+	"github.com/evalflow/evalflow/internal/shareddata"
 	"math"
 	"math/rand"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -14,33 +13,8 @@ import (
 	"github.com/evalflow/evalflow/table"
 )
 
-// sparqlDataDir locates ../shared/data relative to the repository root.
-// Without it the test is skipped, or fails when CI is set.
-func sparqlDataDir(t testing.TB, sub string) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the test directory")
-		}
-		dir = parent
-	}
-	p := filepath.Join(dir, "..", "shared", "data", sub)
-	if _, err := os.Stat(p); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("shared test data missing: %v", err)
-		}
-		t.Skipf("shared test data missing: %v", err)
-	}
-	return p
-}
+// sparqlDataDir returns ../shared/data/sub (shareddata.Dir).
+func sparqlDataDir(t testing.TB, sub string) string { return shareddata.Dir(t, sub) }
 
 // sparqlKV is one binding of a SPARQL JSON-like row.
 type sparqlKV struct{ k, v string }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/evalflow/evalflow/internal/shareddata"
 	"math"
 	"os"
 	"os/exec"
@@ -22,22 +23,8 @@ import (
 	_ "github.com/evalflow/evalflow/nodes/all"
 )
 
-// sharedData locates ../shared/data beside the checkout. Under CI it must
-// exist; elsewhere its absence skips the test.
-func sharedData(t testing.TB) string {
-	t.Helper()
-	dir, err := filepath.Abs("../../shared/data")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(dir); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("shared data missing at %s (CI needs ../shared beside the checkout)", dir)
-		}
-		t.Skipf("shared data missing at %s", dir)
-	}
-	return dir
-}
+// sharedData returns ../shared/data (shareddata.Dir).
+func sharedData(t testing.TB) string { return shareddata.Dir(t) }
 
 func load(t testing.TB, path string, vars ...string) *planner.Plan {
 	t.Helper()

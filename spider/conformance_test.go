@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"github.com/evalflow/evalflow/internal/shareddata"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,34 +13,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// sharedData returns ../shared/data/spider relative to the repository root
-// (the directory holding go.mod). Missing data fails the test when CI is
-// set and skips it otherwise.
-func sharedData(t testing.TB) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the test's directory")
-		}
-		dir = parent
-	}
-	data := filepath.Join(dir, "..", "shared", "data", "spider")
-	if _, err := os.Stat(data); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("shared test data not found at %s (required when CI is set): %v", data, err)
-		}
-		t.Skipf("shared test data not found at %s; skipping", data)
-	}
-	return data
-}
+// sharedData returns ../shared/data/spider (shareddata.Dir).
+func sharedData(t testing.TB) string { return shareddata.Dir(t, "spider") }
 
 type esmItem struct {
 	I        int    `json:"i"`

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"github.com/evalflow/evalflow/internal/shareddata"
 	"os"
 	"path/filepath"
 	"sort"
@@ -98,7 +99,7 @@ func TestSuiteConformance(t *testing.T) {
 	if suite.RaceEnabled {
 		t.Skip("builds whole suites: run without -race (make test does)")
 	}
-	data := suite.SharedDataDir(t)
+	data := shareddata.Dir(t)
 	for _, set := range []string{"geoquery", "restaurants"} {
 		t.Run(set, func(t *testing.T) {
 			items := readConformance(t, data, set)

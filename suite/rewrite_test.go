@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/evalflow/evalflow/internal/shareddata"
 	"os"
 	"path/filepath"
 	"strings"
@@ -372,7 +373,7 @@ func TestSuiteRewrites(t *testing.T) {
 	if suite.RaceEnabled {
 		t.Skip("builds whole suites: run without -race (make test does)")
 	}
-	data := suite.SharedDataDir(t)
+	data := shareddata.Dir(t)
 	root := t.TempDir()
 	var pairs []pair
 	kind := map[string]string{} // id → "same", "miss" or "beyond"

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"github.com/evalflow/evalflow/internal/shareddata"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,40 +16,11 @@ import (
 	"github.com/evalflow/evalflow/metrics"
 )
 
-// SharedDataDir returns ../shared/data relative to the repository root,
-// skipping the test when it is not there (failing when CI is set). Exported
-// for the package's external tests (rewrite, conformance).
-func SharedDataDir(t testing.TB) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the test's directory")
-		}
-		dir = parent
-	}
-	data := filepath.Join(dir, "..", "shared", "data")
-	if _, err := os.Stat(data); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("shared test data not found at %s (required when CI is set): %v", data, err)
-		}
-		t.Skipf("shared test data not found at %s; skipping", data)
-	}
-	return data
-}
-
 // sharedGolds returns the distinct golds of a conformance set, in file
-// order (SharedDataDir: skipped without the shared data, failed in CI).
+// order (shareddata.Dir: skipped without the shared data, failed in CI).
 func sharedGolds(t *testing.T, set string) ([]Gold, string) {
 	t.Helper()
-	dir := filepath.Join(SharedDataDir(t), set)
+	dir := filepath.Join(shareddata.Dir(t), set)
 	f, err := os.Open(filepath.Join(dir, "conformance", "items.jsonl"))
 	if err != nil {
 		t.Fatal(err)

@@ -5,9 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/evalflow/evalflow/internal/shareddata"
 	"math"
 	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -21,19 +21,8 @@ import (
 	"github.com/evalflow/evalflow/table"
 )
 
-// sharedData finds ../shared/data beside the checkout: it skips the test
-// when missing, or fails it when CI is set.
-func sharedData(t *testing.T, rel string) string {
-	t.Helper()
-	p := filepath.Join("..", "..", "..", "shared", "data", rel)
-	if _, err := os.Stat(p); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("shared data missing: %v", err)
-		}
-		t.Skipf("shared data missing: %v", err)
-	}
-	return p
-}
+// sharedData returns ../shared/data/rel (shareddata.Dir).
+func sharedData(t *testing.T, rel string) string { return shareddata.Dir(t, rel) }
 
 // pgType maps a SQLite declared type of the GeoQuery database to the
 // PostgreSQL type that keeps its values.

@@ -5,6 +5,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"github.com/evalflow/evalflow/internal/shareddata"
 	"math"
 	"os"
 	"path/filepath"
@@ -22,22 +23,9 @@ import (
 	"github.com/evalflow/evalflow/table"
 )
 
-// buildingQADir returns ../shared/data/buildingqa beside the checkout. The
+// buildingQADir returns ../shared/data/buildingqa (shareddata.Dir): the
 // data has no licence, so it is read in place and never copied here.
-func buildingQADir(t testing.TB) string {
-	t.Helper()
-	p, err := filepath.Abs(filepath.Join("..", "..", "..", "shared", "data", "buildingqa"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(p); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("shared test data missing: %v", err)
-		}
-		t.Skipf("shared test data missing: %v", err)
-	}
-	return p
-}
+func buildingQADir(t testing.TB) string { return shareddata.Dir(t, "buildingqa") }
 
 // reliable are the buildings whose published per-row scores the data's
 // README says match BuildingQA's own metrics.py (109 of 110 rows); bldg11's

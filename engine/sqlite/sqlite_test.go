@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/evalflow/evalflow/internal/shareddata"
 	"os"
 	"path/filepath"
 	"strings"
@@ -474,19 +475,8 @@ func TestRegistered(t *testing.T) {
 	c.Close()
 }
 
-// sharedData finds ../shared/data from the repository root: it skips the
-// test when missing, or fails it when CI is set.
-func sharedData(t *testing.T, rel string) string {
-	t.Helper()
-	p := filepath.Join("..", "..", "..", "shared", "data", rel)
-	if _, err := os.Stat(p); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("shared data missing: %v", err)
-		}
-		t.Skipf("shared data missing: %v", err)
-	}
-	return p
-}
+// sharedData returns ../shared/data/rel (shareddata.Dir).
+func sharedData(t *testing.T, rel string) string { return shareddata.Dir(t, rel) }
 
 func TestGeoQuery(t *testing.T) {
 	path := sharedData(t, "geoquery/geography.sqlite")

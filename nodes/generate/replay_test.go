@@ -2,6 +2,7 @@ package generate_test
 
 import (
 	"context"
+	"github.com/evalflow/evalflow/internal/shareddata"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -15,22 +16,8 @@ import (
 	"github.com/evalflow/evalflow/planner"
 )
 
-// sharedData locates ../shared/data beside the checkout. Under CI it must
-// exist; elsewhere its absence skips the test.
-func sharedData(t *testing.T) string {
-	t.Helper()
-	dir, err := filepath.Abs("../../../shared/data")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(dir); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("shared data missing at %s (CI needs ../shared beside the checkout)", dir)
-		}
-		t.Skipf("shared data missing at %s", dir)
-	}
-	return dir
-}
+// sharedData returns ../shared/data (shareddata.Dir).
+func sharedData(t *testing.T) string { return shareddata.Dir(t) }
 
 // replay plans a pipeline of one replay generate stage over dataset and
 // predictions (the block's extra attributes in extra) and returns each
