@@ -4,13 +4,11 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/parquet-go/parquet-go"
 
 	"github.com/evalflow/evalflow/sinks"
 	"github.com/evalflow/evalflow/table"
@@ -37,16 +35,7 @@ func appendRows(from, n int) [][]any {
 // row group of the Parquet file at path.
 func chunkBytes(t *testing.T, path string) [][]byte {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	st, _ := f.Stat()
-	pf, err := parquet.OpenFile(f, st.Size())
-	if err != nil {
-		t.Fatal(err)
-	}
+	pf, f := openParquet(t, path)
 	var out [][]byte
 	for _, rg := range pf.Metadata().RowGroups {
 		for _, c := range rg.Columns {

@@ -41,6 +41,26 @@ func writeParquet(t *testing.T, s sinks.Schema, rows [][]any, opts ...sinks.Opti
 	return path
 }
 
+// openParquet opens the Parquet file at path for the test (closed when it
+// ends) and returns it and the open file under it.
+func openParquet(t *testing.T, path string) (*parquet.File, *os.File) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	st, err := f.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pf, err := parquet.OpenFile(f, st.Size())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pf, f
+}
+
 func TestParquetRoundTrip(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -70,16 +90,7 @@ func TestParquetRoundTrip(t *testing.T) {
 func TestParquetRowGroups(t *testing.T) {
 	t.Parallel()
 	path := writeParquet(t, allTypes, benchRows[:100], sinks.WithRowGroupSize(30))
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	st, _ := f.Stat()
-	pf, err := parquet.OpenFile(f, st.Size())
-	if err != nil {
-		t.Fatal(err)
-	}
+	pf, _ := openParquet(t, path)
 	var got []int64
 	for _, rg := range pf.RowGroups() {
 		got = append(got, rg.NumRows())
@@ -95,16 +106,7 @@ func TestParquetRowGroups(t *testing.T) {
 func TestParquetPhysicalSchema(t *testing.T) {
 	t.Parallel()
 	path := writeParquet(t, allTypes, nil)
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	st, _ := f.Stat()
-	pf, err := parquet.OpenFile(f, st.Size())
-	if err != nil {
-		t.Fatal(err)
-	}
+	pf, _ := openParquet(t, path)
 	type col struct {
 		Name     string
 		Optional bool

@@ -137,33 +137,47 @@ func (w *workerProc) kill() {
 	<-w.done
 }
 
+// bgCmd is an evalflow process a test started in the background: its
+// combined output, and exited closed once it has ended (err is then
+// Wait's).
+type bgCmd struct {
+	*exec.Cmd
+	out    *lockedBuffer
+	exited chan struct{}
+	err    error
+}
+
+// startBin starts `evalflow ARGS` in dir with env, in the background.
+func startBin(t *testing.T, bin, dir string, env []string, args ...string) *bgCmd {
+	t.Helper()
+	b := &bgCmd{Cmd: exec.Command(bin, args...), out: &lockedBuffer{}, exited: make(chan struct{})}
+	b.Dir, b.Env = dir, env
+	b.Stdout, b.Stderr = b.out, b.out
+	if err := b.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { b.err = b.Wait(); close(b.exited) }()
+	return b
+}
+
 // startRun starts `evalflow run ARGS` in dir; wait waits for it (at most
 // five minutes) and fails the test unless it succeeds.
 func startRun(t *testing.T, bin, dir string, env []string, args ...string) (wait func()) {
 	t.Helper()
-	cmd := exec.Command(bin, args...)
-	cmd.Dir = dir
-	cmd.Env = env
-	out := &lockedBuffer{}
-	cmd.Stdout, cmd.Stderr = out, out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	b := startBin(t, bin, dir, env, args...)
 	return func() {
 		t.Helper()
 		select {
-		case err := <-done:
-			if err != nil {
-				t.Fatalf("evalflow run: %v\n%s", err, out.String())
+		case <-b.exited:
+			if b.err != nil {
+				t.Fatalf("evalflow run: %v\n%s", b.err, b.out.String())
 			}
-			if o := out.String(); o != "" {
+			if o := b.out.String(); o != "" {
 				t.Logf("evalflow run said:\n%s", o)
 			}
 		case <-time.After(5 * time.Minute):
-			cmd.Process.Kill()
-			t.Fatalf("evalflow run did not finish\n%s", out.String())
+			b.Process.Kill()
+			t.Fatalf("evalflow run did not finish\n%s", b.out.String())
 		}
 	}
 }

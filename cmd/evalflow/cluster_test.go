@@ -452,28 +452,19 @@ func TestClusterNoWorkerNotice(t *testing.T) {
 	url, stop := natsServer(t, filepath.Join(dir, "js"), freePort(t))
 	defer stop()
 	repo, _ := filepath.Abs(filepath.Join("..", ".."))
-	cmd := exec.Command(bin, "run", filepath.Join(repo, "examples", "quickstart"), "-quiet", "-no-cache", "-out", "dist", "-cluster", url)
-	cmd.Dir = dir
-	cmd.Env = withoutEvalflowVars(os.Environ())
-	out := &lockedBuffer{}
-	cmd.Stdout, cmd.Stderr = out, out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	exited := make(chan struct{})
-	go func() { done <- cmd.Wait(); close(exited) }()
+	cmd := startBin(t, bin, dir, withoutEvalflowVars(os.Environ()), "run", filepath.Join(repo, "examples", "quickstart"), "-quiet", "-no-cache", "-out", "dist", "-cluster", url)
+	out := cmd.out
 	defer func() {
 		cmd.Process.Kill()
-		<-exited
+		<-cmd.exited
 	}()
 	const notice = "evalflow run: no worker has taken a shard of this run yet; start workers with: evalflow worker " + "nats://127.0.0.1:"
 	waitFor(t, 60*time.Second, "the no-worker notice", func() bool { return strings.Contains(out.String(), notice) })
 	startWorker(t, bin, url, "late", withoutEvalflowVars(os.Environ()))
 	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("run: %v\n%s", err, out.String())
+	case <-cmd.exited:
+		if cmd.err != nil {
+			t.Fatalf("run: %v\n%s", cmd.err, out.String())
 		}
 	case <-time.After(3 * time.Minute):
 		t.Fatalf("the run did not finish\n%s", out.String())
@@ -496,16 +487,8 @@ func TestWorkersAllKilled(t *testing.T) {
 	bin := evalflowBinary(t)
 	dir := t.TempDir()
 	args := slowReplay(t, dir, 24)
-	cmd := exec.Command(bin, append(args, "-out", "dist", "-workers", "2", "-worker-slots", "1", "-shard-size", "2")...)
-	cmd.Dir = dir
-	cmd.Env = withoutEvalflowVars(os.Environ())
-	out := &lockedBuffer{}
-	cmd.Stdout, cmd.Stderr = out, out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	cmd := startBin(t, bin, dir, withoutEvalflowVars(os.Environ()), append(args, "-out", "dist", "-workers", "2", "-worker-slots", "1", "-shard-size", "2")...)
+	out := cmd.out
 	var kids []int
 	waitFor(t, 60*time.Second, "two worker processes", func() bool {
 		kids = childPIDs(cmd.Process.Pid)
@@ -515,10 +498,10 @@ func TestWorkersAllKilled(t *testing.T) {
 		syscall.Kill(k, syscall.SIGKILL)
 	}
 	select {
-	case <-done:
+	case <-cmd.exited:
 	case <-time.After(2 * time.Minute):
 		cmd.Process.Kill()
-		<-done
+		<-cmd.exited
 		t.Fatalf("the run did not end\n%s", out.String())
 	}
 	for _, want := range []string{"all 2 worker processes exited before the run was complete", "worker 1: killed by signal 9", "worker 2: killed by signal 9"} {
