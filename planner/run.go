@@ -93,11 +93,10 @@ func (pl *Plan) Run(ctx context.Context, opts RunOptions) error {
 	in := src
 	for _, n := range pl.Chain {
 		// A stage's output holds up to the window: every record in flight
-		// holds a window token, so no stage ever waits on a slower one
-		// downstream while the window has room (a wave of 1,024 model
-		// answers no longer holds the next calls until four execute
-		// workers have drained it), and memory stays bounded by the
-		// window, not by these buffers.
+		// holds a window token, so no stage waits on a slower one
+		// downstream while the window has room (a generate worker does
+		// not wait for the execute workers before its next call), and
+		// memory stays bounded by the window, not by these buffers.
 		out := make(chan *item.Record, window)
 		stageIn, node := in, n
 		var workers conc.WaitGroup

@@ -65,7 +65,8 @@ func Ident(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"
 
 // Columns lists view's columns in order; nil when the view does not exist.
 // (The view's own result columns: information_schema.columns binds every
-// view of the catalog and took 15 ms a call.)
+// view of the catalog, about 20 ms of report.Build at 100k items,
+// BenchmarkLargeRun in package report.)
 func Columns(ctx context.Context, db *sql.DB, view string) ([]string, error) {
 	var n int
 	if err := db.QueryRowContext(ctx, "SELECT count(*) FROM duckdb_views() WHERE view_name = ? AND NOT internal", view).Scan(&n); err != nil {

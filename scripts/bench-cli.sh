@@ -88,6 +88,21 @@ sys_of() { awk -F': ' '/System time/{print $2}' "$1"; }
 wall_of() { awk -F': ' '/Elapsed \(wall clock\)/{n=split($2,p,":"); s=0; for(i=1;i<=n;i++) s=s*60+p[i]; printf "%.3f\n", s}' "$1"; }
 rss_of() { awk -F': ' '/Maximum resident set size/{printf "%.0f\n", $2/1024}' "$1"; }
 fresh_cache() { mktemp -d "$WORK/cache.XXXXXX"; }
+# report_step RUN_DIR LABEL RUN_WALL: the share of a run's end that is
+# report.html — `evalflow report` on the finished run directory, three
+# times, median wall and largest peak RSS, beside the run's median wall.
+report_step() {
+	local ws=() rs=()
+	for i in 1 2 3; do
+		timed "$WORK/rep.$i" "$EF" report "$1" -out "$WORK/rep.html"
+		ws+=("$(wall_of "$WORK/rep.$i")") rs+=("$(rss_of "$WORK/rep.$i")")
+	done
+	local line
+	line=$(printf '%-34s %8ss      (evalflow report on the run directory, median of 3, peak RSS %s MB; the run: %ss)' "$2 report.html step" \
+		"$(printf '%s\n' "${ws[@]}" | median)" "$(printf '%s\n' "${rs[@]}" | sort -g | tail -1)" "$3")
+	echo "   $line"
+	SUMMARY+=("$line")
+}
 
 echo "== evalflow bench-cli  ($(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $($GO version | cut -d' ' -f3), load $(cut -d' ' -f1-3 /proc/loadavg))"
 echo "   work dir $WORK, rounds $ROUNDS"
@@ -217,6 +232,7 @@ if want trivial; then
 			echo "   $line"
 			SUMMARY+=("$line")
 		fi
+		report_step "$WORK/run-triv" "trivial $n" "$med"
 		if [ "$PROFILE" = 1 ]; then
 			EVALFLOW_CACHE_DIR=$(fresh_cache) EVALFLOW_CPUPROFILE="$WORK/prof/trivial$n.cpu" EVALFLOW_MEMPROFILE="$WORK/prof/trivial$n.alloc" \
 				timed "$WORK/t.prof.$n" "$BIN/evalflow-prof" run "$ROOT/internal/bench/testdata/trivial.hcl" \
@@ -244,11 +260,12 @@ if want llm; then
 		n=$((c * w))
 		D=$WORK/llm$c
 		"$BIN/gen" -kind llm -n "$n" -out "$D" || exit 0
-		fr=()
+		fr=() lws=()
 		for r in $(seq "$ROUNDS"); do
 			EVALFLOW_CACHE_DIR=$(fresh_cache) OPENAI_API_KEY=bench timed "$WORK/l.$c.$r" "$EF" run "$ROOT/internal/bench/testdata/llm.hcl" \
 				-var dir="$D" -var base_url="$URL" -var c="$c" -quiet -overwrite -out "$WORK/run-llm"
 			w=$(wall_of "$WORK/l.$c.$r")
+			lws+=("$w")
 			fr+=("$(awk -v n="$n" -v w="$w" -v c="$c" -v l="$lat" 'BEGIN{printf "%.3f", (n/w)/(c/l)}')")
 			printf '   C=%s round %s: %s items wall %ss cpu %ss rss %s MB  fraction %s\n' "$c" "$r" "$n" "$w" "$(cpu_of "$WORK/l.$c.$r")" "$(rss_of "$WORK/l.$c.$r")" "${fr[-1]}"
 		done
@@ -258,6 +275,7 @@ if want llm; then
 			"$(printf '%s\n' "${fr[@]}" | median)" "$(awk -v c="$c" -v l="$lat" 'BEGIN{printf "%.0f", c/l}')" "$(IFS=,; echo "${fr[*]}")" $target)
 		echo "   $line"
 		SUMMARY+=("$line")
+		report_step "$WORK/run-llm" "llm C=$c" "$(printf '%s\n' "${lws[@]}" | median)"
 		if [ "$PROFILE" = 1 ]; then
 			EVALFLOW_CACHE_DIR=$(fresh_cache) OPENAI_API_KEY=bench EVALFLOW_CPUPROFILE="$WORK/prof/llm$c.cpu" \
 				EVALFLOW_BLOCKPROFILE="$WORK/prof/llm$c.block" EVALFLOW_MUTEXPROFILE="$WORK/prof/llm$c.mutex" EVALFLOW_TRACE="$WORK/prof/llm$c.trace" \

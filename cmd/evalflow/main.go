@@ -23,9 +23,10 @@ import (
 // A small heap gets at least gcMinHeadroom above its live bytes instead:
 // with a few MB live, 1.5× meant a collection every few MB allocated, each
 // scanning every goroutine's stack (a thousand model calls in flight are
-// three thousand goroutines), which cost a fifth of the CPU of a scoring
-// run and a quarter of a model-call run's (docs/benchmarks.md). The
-// headroom bounds what this costs in memory.
+// three thousand goroutines): at C = 1024 the headroom takes about 12% off
+// a model-call run's CPU for about 30 MB (docs/benchmarks-baseline.md, "Run
+// tails and collections"; a scoring run's change is within the noise).
+// The headroom bounds what this costs in memory.
 //
 // The tuning starts after the first collection, not at start: the
 // packages' initialisation leaves about 3 MB on the heap, so short
