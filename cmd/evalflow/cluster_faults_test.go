@@ -61,7 +61,7 @@ func slowReference(t *testing.T, bin string, n int) string {
 	v, _ := slowRefs.LoadOrStore(n, &slowRef{})
 	r := v.(*slowRef)
 	r.once.Do(func() {
-		dir, err := os.MkdirTemp("", "evalflow-slowref-")
+		dir, err := processTempDir("evalflow-slowref-")
 		if err != nil {
 			r.err = err
 			return

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -36,13 +37,49 @@ func TestMain(m *testing.M) {
 		os.Setenv("EVALFLOW_CACHE_DIR", dir)
 		os.Setenv("EVALFLOW_TEST_CACHE", dir)
 	}
-	code := testscript.RunMain(m, map[string]func() int{
-		"evalflow": func() int { main(); return 0 },
-	})
-	if dir != "" {
-		os.RemoveAll(dir)
+	// testscript.Main never returns (it exits), so the clean-up runs
+	// inside Run, after the tests and before the exit.
+	testscript.Main(cleanupM{m, func() {
+		if dir != "" {
+			os.RemoveAll(dir)
+		}
+		if procTmp.dir != "" {
+			os.RemoveAll(procTmp.dir)
+		}
+	}}, map[string]func(){"evalflow": main})
+}
+
+// procTmp holds what the package's tests share for the life of the test
+// process (the built binary, about 250 MB, and shared reference runs),
+// made on first use; TestMain removes it at the end.
+var procTmp struct {
+	once sync.Once
+	dir  string
+	err  error
+}
+
+// processTempDir makes a new directory under procTmp.
+func processTempDir(prefix string) (string, error) {
+	procTmp.once.Do(func() { procTmp.dir, procTmp.err = os.MkdirTemp("", "evalflow-cmdtest-") })
+	if procTmp.err != nil {
+		return "", procTmp.err
 	}
-	os.Exit(code)
+	return os.MkdirTemp(procTmp.dir, prefix)
+}
+
+// cleanupM runs the tests, then clean-up: what the test binary made in the
+// temporary directory (the test cache, procTmp) does not
+// outlive it. Before it, RunMain's exit skipped the clean-up and every run
+// of the package's tests left about 250 MB behind.
+type cleanupM struct {
+	m       *testing.M
+	cleanup func()
+}
+
+func (c cleanupM) Run() int {
+	code := c.m.Run()
+	c.cleanup()
+	return code
 }
 
 // TestScripts runs testdata/script/*.txtar. Scripts get $REPO (the

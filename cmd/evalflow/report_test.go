@@ -57,7 +57,7 @@ func runExamples(t *testing.T) (quick, abl string) {
 	t.Helper()
 	bin := evalflowBinary(t)
 	exampleRuns.once.Do(func() {
-		dir, err := os.MkdirTemp("", "evalflow-report-")
+		dir, err := processTempDir("evalflow-report-")
 		if err != nil {
 			exampleRuns.err = err
 			return

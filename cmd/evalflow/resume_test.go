@@ -33,7 +33,7 @@ func evalflowBinary(t *testing.T) string {
 		t.Skip("builds the binary")
 	}
 	binOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "evalflow-bin-")
+		dir, err := processTempDir("evalflow-bin-")
 		if err != nil {
 			binErr = err
 			return
