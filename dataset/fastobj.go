@@ -101,12 +101,62 @@ func endValue(b []byte, i int) int {
 }
 
 func stringValue(s []byte) (string, error) {
-	if bytes.IndexByte(s, '\\') < 0 && utf8.Valid(s) {
-		return string(s[1 : len(s)-1]), nil
+	if !utf8.Valid(s) {
+		var out string
+		err := json.Unmarshal(s, &out) // replaces invalid bytes as before
+		return out, err
+	}
+	body := s[1 : len(s)-1]
+	if bytes.IndexByte(body, '\\') < 0 {
+		return string(body), nil
+	}
+	if out, ok := unescape(body); ok {
+		return out, nil
 	}
 	var out string
 	err := json.Unmarshal(s, &out)
 	return out, err
+}
+
+// unescape decodes the escapes of a valid JSON string's body (json.Valid
+// has checked it): the one-letter escapes and \uXXXX outside the surrogate
+// range. A surrogate (a pair, or a lone one that encoding/json replaces)
+// reports false, and the caller decodes with encoding/json. Text with
+// escapes is common (SQL quotes in gold queries).
+func unescape(b []byte) (string, bool) {
+	out := make([]byte, 0, len(b))
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		if c != '\\' {
+			out = append(out, c)
+			continue
+		}
+		i++
+		switch b[i] {
+		case '"', '\\', '/':
+			out = append(out, b[i])
+		case 'b':
+			out = append(out, '\b')
+		case 'f':
+			out = append(out, '\f')
+		case 'n':
+			out = append(out, '\n')
+		case 'r':
+			out = append(out, '\r')
+		case 't':
+			out = append(out, '\t')
+		case 'u':
+			r, err := strconv.ParseUint(string(b[i+1:i+5]), 16, 32)
+			if err != nil || (r >= 0xd800 && r < 0xe000) {
+				return "", false
+			}
+			out = utf8.AppendRune(out, rune(r))
+			i += 4
+		default:
+			return "", false
+		}
+	}
+	return string(out), true
 }
 
 func value(s []byte) (any, error) {

@@ -11,6 +11,7 @@ func TestFastMatchesSlow(t *testing.T) {
 	cases := []string{
 		`{}`, `{"a":1}`, `{"a":1.5,"b":"x\"y\u00e9","c":[1,2.5,"s",{"k":null}],"d":{"z":1,"y":[true]},"e":true,"f":false,"g":null}`,
 		` { "a" : -12 , "b":1e3, "c":"", "d" : 9223372036854775808 } `, `{"a":1,"a":2}`, `{"é":"\\"}`,
+		`{"a":"\b\f\n\r\t\/\\ \u0041\u00e9\u20ac \ud83d\ude00 \ud800 x"}`, `{"q":"SELECT * FROM t WHERE s = \"texas\""}`,
 	}
 	for _, p := range []string{"../../shared/data/geoquery/conformance/items.jsonl", "../../shared/data/geoquery/conformance/verdicts.jsonl"} {
 		f, err := os.Open(p)
@@ -43,7 +44,7 @@ func TestFastMatchesSlow(t *testing.T) {
 // FuzzFastMatchesSlow: the one-pass decoder must agree with encoding/json's
 // token decoder on every input, valid or not.
 func FuzzFastMatchesSlow(f *testing.F) {
-	for _, s := range []string{`{}`, `{"a":1}`, `{"a":[1,{"b":"\u00e9"}],"c":-1.5e3}`, `{"a":"x\"y"}`, `[1]`, `{"a":}`} {
+	for _, s := range []string{`{}`, `{"a":1}`, `{"a":[1,{"b":"\u00e9"}],"c":-1.5e3}`, `{"a":"x\"y"}`, `[1]`, `{"a":}`, `{"a":"\t\u0041\udc00\ud83d\ude00"}`} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, c string) {

@@ -445,7 +445,7 @@ var errSeveralStatements = errors.New(`several statements: Python's sqlite3, whi
 // may follow, so "SELECT 1;;" is refused and "SELECT 1; -- x" is not.
 func pyOneStatement(text string) error {
 	started, ended := false, false
-	for _, t := range sqltext.Lex(text) {
+	for t := range sqltext.Tokens(text) {
 		if !t.Significant() {
 			continue
 		}

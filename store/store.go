@@ -212,8 +212,8 @@ func validKey(key string) bool {
 	if len(key) < 8 || len(key) > 128 {
 		return false
 	}
-	for _, c := range key {
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c == '-' || c == '_') {
+	for i := 0; i < len(key); i++ {
+		if c := key[i]; !(c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c == '-' || c == '_') {
 			return false
 		}
 	}

@@ -23,6 +23,20 @@
 // SELECT/WITH/VALUES query (a PRAGMA, ATTACH, BEGIN, a script) is closed
 // afterwards, so no connection-scoped state reaches another item's query.
 //
+// # Locks
+//
+// A database in rollback-journal mode (the header says so; Spider, BIRD and
+// GeoQuery's files are) is opened with locking_mode EXCLUSIVE: each
+// connection takes SQLite's shared read lock at its first query and holds
+// it until the connection closes, instead of taking and releasing it, and
+// re-validating its page cache, around every query (a fifth of a raw
+// replay's CPU time, most of it fcntl calls; docs/benchmarks.md). Other
+// readers are not affected; a process writing the database cannot commit
+// while a run has it open (SQLITE_BUSY), so the run reads one state of the
+// file throughout. A database in WAL mode, where exclusive locking would
+// shut out the executor's other connections, keeps SQLite's normal
+// locking.
+//
 // # Timeouts
 //
 // A query that runs out of time is interrupted inside SQLite
@@ -61,6 +75,8 @@ import (
 	"database/sql"
 	"database/sql/driver"
 	"fmt"
+	"io"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -174,14 +190,36 @@ func New(cfg engine.Config) (*Executor, error) {
 func (e *Executor) Close() error { return e.dbs.Close() }
 
 // dsn builds the read-only URI for an absolute path. SQLite decodes %XX in
-// URI paths, so the characters that would end the path are escaped.
+// URI paths, so the characters that would end the path are escaped. A
+// database in rollback-journal mode is read with locking_mode EXCLUSIVE
+// (see "Locks" in the package documentation).
 func (e *Executor) dsn(path string) string {
 	esc := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(filepath.ToSlash(path))
 	s := "file:" + esc + "?mode=ro&_pragma=query_only(1)"
 	if e.immutable {
 		s += "&immutable=1"
+	} else if rollbackJournal(path) {
+		s += "&_pragma=locking_mode(EXCLUSIVE)"
 	}
 	return s
+}
+
+// rollbackJournal reports whether the file at path is an SQLite database in
+// rollback-journal mode: the header's magic string and its file format
+// write and read versions both 1 (2 is WAL; https://www.sqlite.org/fileformat.html).
+// Anything else (WAL, an unreadable or empty file, not a database) is
+// false, and the database is opened with SQLite's normal locking.
+func rollbackJournal(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	var h [20]byte
+	if _, err := io.ReadFull(f, h[:]); err != nil {
+		return false
+	}
+	return string(h[:16]) == "SQLite format 3\x00" && h[18] == 1 && h[19] == 1
 }
 
 // acquire returns the cached database for path, opening it if needed. The

@@ -653,3 +653,71 @@ func TestPrepareExecute(t *testing.T) {
 		t.Errorf("afterwards: %v %v", got, err)
 	}
 }
+
+// TestReadLockHeld: a rollback-journal database is read under one held
+// shared lock (locking_mode EXCLUSIVE): a writer cannot commit while the
+// executor has the file open, so a run reads one state of it, and can
+// once the executor closes.
+func TestReadLockHeld(t *testing.T) {
+	path := makeDB(t, `CREATE TABLE t (x INTEGER)`, `INSERT INTO t VALUES (1)`)
+	if !rollbackJournal(path) {
+		t.Fatal("a new database should be in rollback-journal mode")
+	}
+	e, err := New(engine.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	q := engine.Query{Text: `SELECT x FROM t`, DB: path}
+	if _, err := e.Execute(context.Background(), q); err != nil {
+		t.Fatal(err)
+	}
+	w, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if _, err := w.Exec(`INSERT INTO t VALUES (2)`); err == nil || !strings.Contains(err.Error(), "locked") {
+		t.Fatalf("a write while the executor holds the file: err = %v, want database is locked", err)
+	}
+	got, err := e.Execute(context.Background(), q)
+	if err != nil || len(got.Rows) != 1 {
+		t.Fatalf("after the refused write: %v rows, err %v", got, err)
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Exec(`INSERT INTO t VALUES (2)`); err != nil {
+		t.Fatalf("a write after Close: %v", err)
+	}
+}
+
+// TestWALDatabase: a database in WAL mode keeps SQLite's normal locking,
+// so the executor's connections read it side by side.
+func TestWALDatabase(t *testing.T) {
+	path := makeDB(t, `PRAGMA journal_mode=WAL`, `CREATE TABLE t (x INTEGER)`, `INSERT INTO t VALUES (1), (2)`)
+	if rollbackJournal(path) {
+		t.Fatal("the WAL database was taken for a rollback-journal one")
+	}
+	e := newExec(t, engine.Config{MaxOpen: 4})
+	var wg sync.WaitGroup
+	errs := make(chan error, 16)
+	for range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			got, err := e.Execute(context.Background(), engine.Query{Text: `SELECT x FROM t, (SELECT 1 FROM t)`, DB: path})
+			if err == nil && len(got.Rows) != 4 {
+				err = fmt.Errorf("%d rows, want 4", len(got.Rows))
+			}
+			errs <- err
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Error(err)
+		}
+	}
+}
