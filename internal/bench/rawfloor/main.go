@@ -1,11 +1,14 @@
 // Command rawfloor is the floor that replay scoring is measured against
 // (docs/benchmarks-baseline.md, scripts/bench-cli.sh): it reads the same
 // dataset and predictions files text2sql-replay.hcl reads, opens each
-// database the way evalflow's engine/sqlite does (modernc.org/sqlite,
-// "file:PATH?mode=ro&_pragma=query_only(1)"), with one connection, and
-// executes every gold and every prediction once, in dataset order,
-// scanning every row into Go values. Nothing is compared, cached or
-// written; a query's error is counted, not fatal.
+// database read-only as a plain script would (modernc.org/sqlite,
+// "file:PATH?mode=ro&_pragma=query_only(1)", SQLite's default locking),
+// with one connection, and executes every gold and every prediction once,
+// in dataset order, scanning every row into Go values. Nothing is
+// compared, cached or written; a query's error is counted, not fatal.
+// (evalflow's engine/sqlite also holds each connection's read lock between
+// queries, locking_mode EXCLUSIVE: part of what it does to approach this
+// floor, not part of the floor.)
 //
 //	go run ./internal/bench/rawfloor -dataset items.jsonl -predictions preds.jsonl -databases ../shared/data/geoquery
 //
@@ -117,7 +120,8 @@ func execute(ctx context.Context, c *sql.Conn, q string) (int, error) {
 	return n, rs.Err()
 }
 
-// dsn is engine/sqlite's read-only URI (Executor.dsn, immutable off).
+// dsn is the read-only URI (engine/sqlite's Executor.dsn without its held
+// lock and with immutable off).
 func dsn(path string) string {
 	esc := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(filepath.ToSlash(path))
 	return "file:" + esc + "?mode=ro&_pragma=query_only(1)"
