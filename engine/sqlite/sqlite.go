@@ -25,17 +25,18 @@
 //
 // # Locks
 //
-// A database in rollback-journal mode (the header says so; Spider, BIRD and
-// GeoQuery's files are) is opened with locking_mode EXCLUSIVE: each
-// connection takes SQLite's shared read lock at its first query and holds
-// it until the connection closes, instead of taking and releasing it, and
-// re-validating its page cache, around every query (a fifth of a raw
-// replay's CPU time, most of it fcntl calls; docs/benchmarks.md). Other
-// readers are not affected; a process writing the database cannot commit
-// while a run has it open (SQLITE_BUSY), so the run reads one state of the
-// file throughout. A database in WAL mode, where exclusive locking would
-// shut out the executor's other connections, keeps SQLite's normal
-// locking.
+// A database in rollback-journal mode (the header says so; the Spider,
+// GeoQuery and Restaurants files of the test data are) is opened with
+// locking_mode EXCLUSIVE: each connection takes SQLite's shared read lock
+// at its first query and holds it until the connection closes, instead of
+// taking and releasing it, and re-validating its page cache, around every
+// query (a fifth of a raw replay's CPU time, most of it fcntl calls;
+// docs/benchmarks.md). Other readers are not affected; a process writing
+// the database cannot commit while a run has it open (SQLITE_BUSY), so the
+// run reads one state of the file throughout. A database in WAL mode keeps
+// SQLite's normal locking: opened read-only with exclusive locking it could
+// not be read at all (the first connection gets "disk I/O error", the next
+// "database is locked").
 //
 // # Timeouts
 //
