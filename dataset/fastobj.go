@@ -13,9 +13,10 @@ import (
 // holds it to the token decoder's output.
 //
 // decodeObjectFast decodes one JSON object keeping its fields in order. It
-// validates with json.Valid, then walks the bytes itself: strings without
-// escapes and numbers are converted directly; escaped strings, arrays and
-// objects go through encoding/json (UseNumber + normJSON as before).
+// validates with json.Valid, then walks the bytes itself: strings (their
+// escapes decoded by unescape) and numbers are converted directly; strings
+// with a surrogate escape or invalid UTF-8, arrays and objects go through
+// encoding/json (UseNumber + normJSON as before).
 func decodeObjectFast(data []byte) (Row, error) {
 	if !json.Valid(data) {
 		return decodeObjectSlow(data) // same error text as before

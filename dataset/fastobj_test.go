@@ -2,6 +2,7 @@ package dataset
 
 import (
 	"bufio"
+	"encoding/json"
 	"os"
 	"reflect"
 	"testing"
@@ -57,4 +58,24 @@ func FuzzFastMatchesSlow(f *testing.F) {
 			t.Fatalf("%q:\nslow %#v\nfast %#v", c, a, b)
 		}
 	})
+}
+
+// TestUnescapeFastPath: escapes outside the surrogate range are decoded by
+// unescape itself (not handed to encoding/json), to the same text.
+func TestUnescapeFastPath(t *testing.T) {
+	for _, body := range []string{`\"texas\"`, `a\\b\/c`, `\b\f\n\r\t`, `\u0000\u0041\u00E9\u20ac\uFFFF`, `é\u00e9é`, `\u2028`} {
+		got, ok := unescape([]byte(body))
+		var want string
+		if err := json.Unmarshal([]byte(`"`+body+`"`), &want); err != nil {
+			t.Fatal(err)
+		}
+		if !ok || got != want {
+			t.Errorf("unescape(%s) = %q, %v; want %q, true", body, got, ok, want)
+		}
+	}
+	for _, body := range []string{`\ud83d\ude00`, `\ud800`, `x\uDC00`} {
+		if _, ok := unescape([]byte(body)); ok {
+			t.Errorf("unescape(%s): a surrogate must go to encoding/json", body)
+		}
+	}
 }

@@ -37,7 +37,23 @@ func classify(parent, qctx context.Context, timeout time.Duration, err error) er
 			Err:   err,
 		}
 	}
-	return &engine.Error{Class: classOf(err), Msg: err.Error(), Err: err}
+	return &engine.Error{Class: classOf(err), Msg: err.Error(), Err: err, Unavailable: lockedOut(err)}
+}
+
+// lockedOut reports whether err is SQLite's "database is locked" or
+// "database table is locked" (SQLITE_BUSY, SQLITE_LOCKED and their
+// extended codes): another connection held the file past the busy
+// timeout. A read-only SELECT cannot cause that itself, so it is the
+// harness's failure, not the query's.
+func lockedOut(err error) bool {
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		switch se.Code() & 0xff {
+		case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
+			return true
+		}
+	}
+	return false
 }
 
 // classOf classifies a SQLite error by result code and message.

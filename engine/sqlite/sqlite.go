@@ -30,13 +30,20 @@
 // locking_mode EXCLUSIVE: each connection takes SQLite's shared read lock
 // at its first query and holds it until the connection closes, instead of
 // taking and releasing it, and re-validating its page cache, around every
-// query (a fifth of a raw replay's CPU time, most of it fcntl calls;
-// docs/benchmarks.md). Other readers are not affected; a process writing
-// the database cannot commit while a run has it open (SQLITE_BUSY), so the
-// run reads one state of the file throughout. A database in WAL mode keeps
-// SQLite's normal locking: opened read-only with exclusive locking it could
-// not be read at all (the first connection gets "disk I/O error", the next
-// "database is locked").
+// query (a quarter of a raw replay's CPU time, half of it in fcntl calls;
+// docs/benchmarks-baseline.md). Other readers are not affected; a process
+// writing the database cannot commit while a run has it open (SQLITE_BUSY),
+// so the run reads one state of the file throughout — for writers that take
+// SQLite's locks: a file copied over in place (cp, a download) is not
+// stopped, and a run reading it may see old pages; replace a database by
+// writing a new file and renaming it over the old one. A query waits for a
+// lock up to its busy wait (busyWait: half its timeout, at most
+// MaxBusyWait; a new connection of the run waits while a writer waits for
+// its lock); one that cannot get it by then is an execution error marked
+// Unavailable: the item is a harness error, not a wrong answer. A database
+// in WAL mode keeps SQLite's normal locking: opened read-only with
+// exclusive locking it could not be read at all (the first connection gets
+// "disk I/O error", the next "database is locked").
 //
 // # Timeouts
 //
@@ -93,6 +100,14 @@ import (
 
 // Kind is the engine kind this package registers.
 const Kind = "sqlite"
+
+// MaxBusyWait is how long a query waits for a lock another connection
+// holds (SQLite's busy timeout; half the query timeout when that is
+// shorter):
+// a WAL file's first reader rebuilding its index, a writer of another
+// process between its lock and its commit. A query still locked out after
+// it fails as a harness error (see "Locks"), never as the prediction's.
+const MaxBusyWait = 5 * time.Second
 
 // Defaults used when the configuration leaves a value at zero.
 const (
@@ -197,6 +212,7 @@ func (e *Executor) Close() error { return e.dbs.Close() }
 func (e *Executor) dsn(path string) string {
 	esc := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(filepath.ToSlash(path))
 	s := "file:" + esc + "?mode=ro&_pragma=query_only(1)"
+	s += fmt.Sprintf("&_pragma=busy_timeout(%d)", e.busyWait().Milliseconds())
 	if e.immutable {
 		s += "&immutable=1"
 	} else if rollbackJournal(path) {
@@ -204,6 +220,11 @@ func (e *Executor) dsn(path string) string {
 	}
 	return s
 }
+
+// busyWait is SQLite's busy timeout for this executor: MaxBusyWait, or half
+// the query timeout when that is shorter, so a query locked out fails as
+// locked out before its own timeout would call it a timeout.
+func (e *Executor) busyWait() time.Duration { return min(e.timeout/2, MaxBusyWait) }
 
 // rollbackJournal reports whether the file at path is an SQLite database in
 // rollback-journal mode: the header's magic string and its file format

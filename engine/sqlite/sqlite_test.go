@@ -721,3 +721,75 @@ func TestWALDatabase(t *testing.T) {
 		}
 	}
 }
+
+// TestLockedOutIsHarnessError: a query that cannot get its lock (another
+// process holds the file for writing past the busy wait) fails as the
+// harness's failure (engine.Unavailable, not a timeout: the busy wait ends
+// first), after waiting for the lock, and runs
+// once the writer is done.
+func TestLockedOutIsHarnessError(t *testing.T) {
+	path := makeDB(t, `CREATE TABLE t (x INTEGER)`, `INSERT INTO t VALUES (1)`)
+	w, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	w.SetMaxOpenConns(1)
+	if _, err := w.Exec(`BEGIN EXCLUSIVE`); err != nil {
+		t.Fatal(err)
+	}
+	e := newExec(t, engine.Config{Timeout: 4 * time.Second})
+	q := engine.Query{Text: `SELECT x FROM t`, DB: path}
+	start := time.Now()
+	_, err = e.Execute(context.Background(), q)
+	took := time.Since(start)
+	var ee *engine.Error
+	if !errors.As(err, &ee) || !engine.Unavailable(err) || ee.Class != item.ClassExecution || !strings.Contains(ee.Msg, "locked") {
+		t.Fatalf("locked out: err = %#v, want an Unavailable execution error saying the database is locked", err)
+	}
+	if took < 1900*time.Millisecond {
+		t.Errorf("locked out after %v, want it to wait the busy wait of 2s (half the 4s timeout) first", took)
+	}
+	if _, err := w.Exec(`COMMIT`); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := e.Execute(context.Background(), q); err != nil || len(got.Rows) != 1 {
+		t.Fatalf("after the writer committed: %v, %v", got, err)
+	}
+}
+
+// TestDSN: the held lock only for a rollback-journal database file, never
+// with immutable (which takes no locks at all), and a busy wait below the
+// query timeout.
+func TestDSN(t *testing.T) {
+	rollback := makeDB(t, `CREATE TABLE t (x INTEGER)`)
+	dir := t.TempDir()
+	short := filepath.Join(dir, "short.sqlite")
+	notDB := filepath.Join(dir, "text.sqlite")
+	empty := filepath.Join(dir, "empty.sqlite")
+	os.WriteFile(short, []byte("SQLite format 3"), 0o644)
+	os.WriteFile(notDB, []byte(strings.Repeat("not a database ", 10)), 0o644)
+	os.WriteFile(empty, nil, 0o644)
+	e := newExec(t, engine.Config{Timeout: 3 * time.Second})
+	imm := newExec(t, engine.Config{Options: map[string]any{"immutable": true}})
+	const held = "locking_mode(EXCLUSIVE)"
+	for _, c := range []struct {
+		e    *Executor
+		path string
+		held bool
+	}{{e, rollback, true}, {e, short, false}, {e, notDB, false}, {e, empty, false}, {e, filepath.Join(dir, "missing"), false}, {imm, rollback, false}} {
+		d := c.e.dsn(c.path)
+		if strings.Contains(d, held) != c.held {
+			t.Errorf("%s: %s, held lock %v", c.path, d, c.held)
+		}
+		if c.e == imm && !strings.Contains(d, "immutable=1") {
+			t.Errorf("immutable: %s", d)
+		}
+	}
+	if d := e.dsn(rollback); !strings.Contains(d, "busy_timeout(1500)") {
+		t.Errorf("3s timeout: %s, want a busy wait of 1500 ms", d)
+	}
+	if d := imm.dsn(rollback); !strings.Contains(d, "busy_timeout(5000)") {
+		t.Errorf("default timeout: %s, want the 5000 ms cap", d)
+	}
+}
