@@ -182,8 +182,9 @@ if want scoring; then
 				"$e" "$(user_of "$WORK/s.ef.$r")" "$(sys_of "$WORK/s.ef.$r")" "$(wall_of "$WORK/s.ef.$r")" "$(rss_of "$WORK/s.ef.$r")" "${ratio[-1]}"
 		done
 		grep -m1 '^ *ex ' "$WORK/s.ef.1.out" | sed 's/^ */   ex (must be 0.4150): /'
-		line=$(printf '%-34s %8s      (floor %ss, evalflow %ss cpu; wall ratio %s)   target <= 1.5' "scoring cpu ratio (evalflow/floor)" \
-			"$(printf '%s\n' "${ratio[@]}" | median)" "$(printf '%s\n' "${fl[@]}" | median)" "$(printf '%s\n' "${ev[@]}" | median)" \
+		fmed=$(printf '%s\n' "${fl[@]}" | median) emed=$(printf '%s\n' "${ev[@]}" | median)
+		line=$(printf '%-34s %8s      (median of the rounds'"'"' ratios; medians: floor %ss, evalflow %ss cpu, ratio %s; wall ratio %s)   target <= 1.5' "scoring cpu ratio (evalflow/floor)" \
+			"$(printf '%s\n' "${ratio[@]}" | median)" "$fmed" "$emed" "$(awk -v a="$emed" -v b="$fmed" 'BEGIN{printf "%.2f", a/b}')" \
 			"$(awk -v a="$(printf '%s\n' "${ew[@]}" | median)" -v b="$(printf '%s\n' "${fw[@]}" | median)" 'BEGIN{printf "%.2f", a/b}')")
 		echo "   $line"
 		SUMMARY+=("$line")
