@@ -793,3 +793,29 @@ func TestDSN(t *testing.T) {
 		t.Errorf("default timeout: %s, want the 5000 ms cap", d)
 	}
 }
+
+// TestEvictionReleasesLock: a database closed to make room for another
+// (max_databases) gives up its held read lock, so a run over many
+// databases holds at most max_databases of them.
+func TestEvictionReleasesLock(t *testing.T) {
+	a := makeDB(t, `CREATE TABLE t (x INTEGER)`)
+	b := makeDB(t, `CREATE TABLE t (x INTEGER)`)
+	e := newExec(t, engine.Config{Options: map[string]any{"max_databases": 1}})
+	if _, err := e.Execute(context.Background(), engine.Query{Text: `SELECT x FROM t`, DB: a}); err != nil {
+		t.Fatal(err)
+	}
+	w, err := sql.Open("sqlite", a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if _, err := w.Exec(`INSERT INTO t VALUES (1)`); err == nil {
+		t.Fatal("a write while the executor holds the database succeeded")
+	}
+	if _, err := e.Execute(context.Background(), engine.Query{Text: `SELECT x FROM t`, DB: b}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Exec(`INSERT INTO t VALUES (1)`); err != nil {
+		t.Fatalf("a write after the database was evicted: %v", err)
+	}
+}
