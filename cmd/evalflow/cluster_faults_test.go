@@ -3,9 +3,11 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -164,7 +166,11 @@ func startBin(t *testing.T, bin, dir string, env []string, args ...string) *bgCm
 // five minutes) and fails the test unless it succeeds.
 func startRun(t *testing.T, bin, dir string, env []string, args ...string) (wait func()) {
 	t.Helper()
-	b := startBin(t, bin, dir, env, args...)
+	return runWaiter(t, startBin(t, bin, dir, env, args...))
+}
+
+// runWaiter is startRun's wait for a process startBin started.
+func runWaiter(t *testing.T, b *bgCmd) (wait func()) {
 	return func() {
 		t.Helper()
 		select {
@@ -319,15 +325,15 @@ func natsCluster(t *testing.T, dir string) (urls []string, kill func(i int), nam
 	if err != nil {
 		t.Fatal(err)
 	}
-	var client, route, http [3]int
+	var client, route, httpPort [3]int
 	for i := range 3 {
-		client[i], route[i], http[i] = freePort(t), freePort(t), freePort(t)
+		client[i], route[i], httpPort[i] = freePort(t), freePort(t), freePort(t)
 	}
 	procs := make([]*exec.Cmd, 3)
 	for i := range 3 {
 		c := string(conf)
 		repl := []string{"0.0.0.0:4222", fmt.Sprintf("127.0.0.1:%d", client[i]), "0.0.0.0:6222", fmt.Sprintf("127.0.0.1:%d", route[i]),
-			"0.0.0.0:8222", fmt.Sprintf("127.0.0.1:%d", http[i]), "/var/lib/nats/jetstream", filepath.Join(dir, fmt.Sprintf("n%d", i+1))}
+			"0.0.0.0:8222", fmt.Sprintf("127.0.0.1:%d", httpPort[i]), "/var/lib/nats/jetstream", filepath.Join(dir, fmt.Sprintf("n%d", i+1))}
 		for j := range 3 {
 			repl = append(repl, fmt.Sprintf("nats-route://n%d:6222", j+1), fmt.Sprintf("nats-route://127.0.0.1:%d", route[j]))
 		}
@@ -366,7 +372,27 @@ func natsCluster(t *testing.T, dir string) (urls []string, kill func(i int), nam
 			return err == nil
 		})
 	}
-	// Ready when JetStream's meta group has a leader.
+	// Ready when every node routes to the other two (JetStream can answer
+	// with two of three nodes meshed, while a client of the third may not
+	// yet see the others' messages) and JetStream's meta group has a
+	// leader.
+	waitFor(t, 60*time.Second, "routes between the three nodes", func() bool {
+		for i := range 3 {
+			res, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/routez", httpPort[i]))
+			if err != nil {
+				return false
+			}
+			var rz struct {
+				NumRoutes int `json:"num_routes"`
+			}
+			err = json.NewDecoder(res.Body).Decode(&rz)
+			res.Body.Close()
+			if err != nil || rz.NumRoutes < 2 {
+				return false
+			}
+		}
+		return true
+	})
 	nc, err := cluster.Connect(cluster.ConnOptions{URL: strings.Join(urls, ",")})
 	if err != nil {
 		t.Fatal(err)
@@ -409,12 +435,13 @@ func TestClusterThreeNodes(t *testing.T) {
 	ref := slowReference(t, bin, n)
 	t.Logf("reference run ready %s after the start", time.Since(t0).Round(time.Millisecond))
 	args := slowReplay(t, dir, n)
-	wait := startRun(t, bin, dir, env, append(args, "-out", "dist", "-cluster", url, "-shard-size", "2", "-ack-wait", "5s")...)
+	run := startBin(t, bin, dir, env, append(args, "-out", "dist", "-cluster", url, "-shard-size", "2", "-ack-wait", "5s")...)
+	wait := runWaiter(t, run)
 	var first resultMsg
 	select {
 	case first = <-msgs:
 	case <-time.After(3 * time.Minute):
-		t.Fatal("no result within 3 minutes")
+		t.Fatalf("no result within 3 minutes; evalflow run said so far:\n%s", run.out.String())
 	}
 	key := strings.Split(first.subject, ".")[1]
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
