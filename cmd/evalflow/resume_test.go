@@ -347,11 +347,9 @@ func TestDiskFullThenResume(t *testing.T) {
 	}
 	dir := t.TempDir()
 	var ds, preds bytes.Buffer
-	// Parts hold at most 2,000 items (about 37 KB of attempts as zstd)
-	// and the merged files copy the parts' row groups, so 6,000 items make
-	// merged files about three parts large: at 60 KB every part fits and
-	// the merge does not.
-	const n = 6000
+	// Parts hold at most 2,000 items and the merged files copy the parts'
+	// row groups, so 8,000 items make merged files about four parts large.
+	const n = 8000
 	for i := range n {
 		id := fmt.Sprintf("i%04d", i)
 		pred := "SELECT COUNT(*) FROM customers"
@@ -370,7 +368,20 @@ func TestDiskFullThenResume(t *testing.T) {
 	if r := runBin(t, bin, dir, append(args, "-out", "ref")...); r.code != 0 {
 		t.Fatalf("reference: exit %d\n%s", r.code, r.stderr)
 	}
-	for _, kb := range []int{20, 60} {
+	// The limits come from the reference run's merged files, whose sizes
+	// move with the timings they hold, compressed (60 to 95 KB for 6,000
+	// items in runs of the same build): the larger merged file is about
+	// four parts, so an eighth of it stops the first part and a half lets
+	// every part through and stops the merge, each with twice the margin.
+	merged := int64(0)
+	for _, f := range []string{rundir.ItemsFile, rundir.AttemptsFile} {
+		st, err := os.Stat(filepath.Join(dir, "ref", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		merged = max(merged, st.Size())
+	}
+	for _, kb := range []int64{merged / 8 / 1024, merged / 2 / 1024} {
 		out := fmt.Sprintf("full%d", kb)
 		t.Run(out, func(t *testing.T) {
 			line := fmt.Sprintf("ulimit -f %d; exec %q", kb, bin)
