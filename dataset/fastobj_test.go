@@ -79,3 +79,22 @@ func TestUnescapeFastPath(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkDecodeObject decodes a GeoQuery item line (its gold quotes a
+// string, so it holds \" escapes) and a line without escapes.
+func BenchmarkDecodeObject(b *testing.B) {
+	for _, c := range []struct{ name, line string }{
+		{"escaped", `{"id": "geo-17-3", "question": "what is the capital of the state with the largest population", "gold": "SELECT CAPITAL FROM STATE WHERE POPULATION = (SELECT MAX(POPULATION) FROM STATE) AND STATE_NAME <> \"alaska\"", "db": "geography", "difficulty": "medium"}`},
+		{"plain", `{"id": "geo-17-3", "question": "what is the capital of the state with the largest population", "gold": "SELECT CAPITAL FROM STATE WHERE POPULATION = (SELECT MAX(POPULATION) FROM STATE)", "db": "geography", "difficulty": "medium"}`},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			line := []byte(c.line)
+			b.SetBytes(int64(len(line)))
+			for b.Loop() {
+				if _, err := decodeObjectFast(line); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

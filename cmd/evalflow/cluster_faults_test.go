@@ -376,9 +376,10 @@ func natsCluster(t *testing.T, dir string) (urls []string, kill func(i int), nam
 	// with two of three nodes meshed, while a client of the third may not
 	// yet see the others' messages) and JetStream's meta group has a
 	// leader.
+	monitor := &http.Client{Timeout: 2 * time.Second}
 	waitFor(t, 60*time.Second, "routes between the three nodes", func() bool {
 		for i := range 3 {
-			res, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/routez", httpPort[i]))
+			res, err := monitor.Get(fmt.Sprintf("http://127.0.0.1:%d/routez", httpPort[i]))
 			if err != nil {
 				return false
 			}

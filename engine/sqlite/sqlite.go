@@ -30,7 +30,7 @@
 // locking_mode EXCLUSIVE: each connection takes SQLite's shared read lock
 // at its first query and holds it until the connection closes, instead of
 // taking and releasing it, and re-validating its page cache, around every
-// query (a quarter of a raw replay's CPU time, half of it in fcntl calls;
+// query (a fifth of a raw replay's CPU time, most of it in fcntl calls;
 // docs/benchmarks-baseline.md). Other readers are not affected; a process
 // writing the database cannot commit while a run has it open (SQLITE_BUSY),
 // so the run reads one state of the file throughout — for writers that take

@@ -23,6 +23,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -42,6 +43,11 @@ func main() {
 	dataset := flag.String("dataset", "", "JSONL with id, gold, db")
 	predictions := flag.String("predictions", "", "JSONL with id, pred")
 	databases := flag.String("databases", "", "directory holding <db>.sqlite or <db>/<db>.sqlite")
+	var pragmas []string
+	flag.Func("pragma", "add `P` to every database's URI as _pragma=P (repeatable), e.g. 'locking_mode(EXCLUSIVE)': to measure what an open mode costs (docs/benchmarks-baseline.md, \"Held read locks\"); the floor itself has none", func(v string) error {
+		pragmas = append(pragmas, v)
+		return nil
+	})
 	flag.Parse()
 	if *dataset == "" || *predictions == "" || *databases == "" {
 		fmt.Fprintln(os.Stderr, "rawfloor: -dataset, -predictions and -databases are required")
@@ -75,7 +81,7 @@ func main() {
 	for _, it := range items {
 		c, ok := dbs[it.DB]
 		if !ok {
-			db, err := sql.Open("sqlite", dsn(dbPath(*databases, it.DB)))
+			db, err := sql.Open("sqlite", dsn(dbPath(*databases, it.DB), pragmas))
 			if err != nil {
 				fail(err)
 			}
@@ -122,9 +128,13 @@ func execute(ctx context.Context, c *sql.Conn, q string) (int, error) {
 
 // dsn is the read-only URI (engine/sqlite's Executor.dsn without its held
 // lock and with immutable off).
-func dsn(path string) string {
+func dsn(path string, pragmas []string) string {
 	esc := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(filepath.ToSlash(path))
-	return "file:" + esc + "?mode=ro&_pragma=query_only(1)"
+	s := "file:" + esc + "?mode=ro&_pragma=query_only(1)"
+	for _, p := range pragmas {
+		s += "&_pragma=" + url.QueryEscape(p)
+	}
+	return s
 }
 
 // dbPath resolves a db name as text2sql-replay.hcl's engine path does.
