@@ -216,14 +216,31 @@ func decodeRune(s string, i int) (rune, int) {
 // (SQLite and sqlparse both allow $ inside identifiers; sqlparse also #).
 func wordEnd(s string, j int) int {
 	for j < len(s) {
-		r, size := decodeRune(s, j)
-		if !isWordRune(r) && r != '$' && r != '#' {
+		if c := s[j]; c < utf8.RuneSelf {
+			// ASCII, most of every query: one table lookup a byte.
+			if !wordByte[c] {
+				break
+			}
+			j++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[j:])
+		if !isWordRune(r) {
 			break
 		}
 		j += size
 	}
 	return j
 }
+
+// wordByte marks the ASCII bytes wordEnd continues a word with: isWordRune's
+// ASCII letters, digits and _, and $ and #.
+var wordByte = func() (t [utf8.RuneSelf]bool) {
+	for c := range rune(utf8.RuneSelf) {
+		t[c] = isWordRune(c) || c == '$' || c == '#'
+	}
+	return t
+}()
 
 // afterNameChar reports whether s[i] follows a word character, ] or ), where
 // sqlparse reads [ as punctuation (an array subscript) rather than a quoted

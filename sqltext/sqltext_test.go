@@ -270,3 +270,76 @@ func TestNoAllocs(t *testing.T) {
 		}
 	}
 }
+
+// wordEndRef is wordEnd as it was before its ASCII table: the definition
+// the table must keep.
+func wordEndRef(s string, j int) int {
+	for j < len(s) {
+		r, size := decodeRune(s, j)
+		if !isWordRune(r) && r != '$' && r != '#' {
+			break
+		}
+		j += size
+	}
+	return j
+}
+
+func TestWordEndTable(t *testing.T) {
+	for _, s := range []string{
+		"abc_12$x#y z", "état.col", "naïve)", "a\u0301b c", "x\xffy", "日本語 t", "a-b", "ab\u00a0c", "x٣y", "",
+	} {
+		for j := range len(s) + 1 {
+			if got, want := wordEnd(s, j), wordEndRef(s, j); got != want {
+				t.Errorf("wordEnd(%q, %d) = %d, want %d", s, j, got, want)
+			}
+		}
+	}
+	for c := range 256 {
+		s := "a" + string([]byte{byte(c)}) + "b"
+		if got, want := wordEnd(s, 0), wordEndRef(s, 0); got != want {
+			t.Errorf("wordEnd(%q, 0) = %d, want %d", s, got, want)
+		}
+	}
+}
+
+func FuzzWordEnd(f *testing.F) {
+	f.Add("SELECT état_1$ FROM t#x")
+	f.Fuzz(func(t *testing.T, s string) {
+		for j := range len(s) + 1 {
+			if got, want := wordEnd(s, j), wordEndRef(s, j); got != want {
+				t.Fatalf("wordEnd(%q, %d) = %d, want %d", s, j, got, want)
+			}
+		}
+	})
+}
+
+// benchQueries are GeoQuery-like texts (spider/GeoQuery style: upper-case
+// keywords, aliases, nested selects, string literals).
+var benchQueries = []string{
+	`SELECT CITYalias0.CITY_NAME FROM CITY AS CITYalias0 WHERE CITYalias0.POPULATION = ( SELECT MAX( CITYalias1.POPULATION ) FROM CITY AS CITYalias1 WHERE CITYalias1.STATE_NAME = "texas" ) AND CITYalias0.STATE_NAME = "texas" ;`,
+	`SELECT DISTINCT RIVERalias0.RIVER_NAME FROM RIVER AS RIVERalias0 WHERE RIVERalias0.TRAVERSE IN ( SELECT STATEalias0.STATE_NAME FROM STATE AS STATEalias0 WHERE STATEalias0.AREA > 100000 ) ;`,
+	`select count(*) from highlow where lowest_elevation < 0 and state_name <> 'california'`,
+	`SELECT T1.name, avg(T2.stars) FROM restaurant AS T1 JOIN review AS T2 ON T1.id = T2.rid GROUP BY T1.name ORDER BY 2 DESC LIMIT 10`,
+}
+
+func BenchmarkLex(b *testing.B) {
+	n := 0
+	for _, q := range benchQueries {
+		n += len(q)
+	}
+	b.SetBytes(int64(n))
+	var toks []Token
+	for b.Loop() {
+		for _, q := range benchQueries {
+			toks = appendTokens(toks[:0], q, sqlite)
+		}
+	}
+}
+
+func BenchmarkReadOnly(b *testing.B) {
+	for b.Loop() {
+		for _, q := range benchQueries {
+			ReadOnly(q)
+		}
+	}
+}
