@@ -387,7 +387,15 @@ func CheckJetStream(ctx context.Context, nc *nats.Conn) error {
 	return jsErr(js, err)
 }
 
-func openKV(ctx context.Context, js jetstream.JetStream, cfg jetstream.KeyValueConfig, replicas int) (jetstream.KeyValue, error) {
+func openKV(ctx context.Context, js jetstream.JetStream, cfg jetstream.KeyValueConfig, replicas int) (kv jetstream.KeyValue, err error) {
+	err = whileSettling(ctx, func() (err error) {
+		kv, err = openKVOnce(ctx, js, cfg, replicas)
+		return err
+	})
+	return kv, err
+}
+
+func openKVOnce(ctx context.Context, js jetstream.JetStream, cfg jetstream.KeyValueConfig, replicas int) (jetstream.KeyValue, error) {
 	kv, err := js.KeyValue(ctx, cfg.Bucket)
 	if errors.Is(err, jetstream.ErrBucketNotFound) {
 		cfg.Replicas = jsReplicas(js, replicas)
@@ -414,7 +422,39 @@ func openKV(ctx context.Context, js jetstream.JetStream, cfg jetstream.KeyValueC
 	return kv, nil
 }
 
-func openObjects(ctx context.Context, js jetstream.JetStream, cfg jetstream.ObjectStoreConfig, replicas int) (jetstream.ObjectStore, error) {
+func openObjects(ctx context.Context, js jetstream.JetStream, cfg jetstream.ObjectStoreConfig, replicas int) (obs jetstream.ObjectStore, err error) {
+	err = whileSettling(ctx, func() (err error) {
+		obs, err = openObjectsOnce(ctx, js, cfg, replicas)
+		return err
+	})
+	return obs, err
+}
+
+// settleAttempts is how many times whileSettling tries; each JetStream API
+// call waits up to the client's default 5 s.
+const settleAttempts = 6
+
+// whileSettling calls open until it succeeds, fails otherwise than by a
+// timeout of its own, ctx ends, or settleAttempts tries have timed out: a
+// replicated stream created on a cluster that has just started can take
+// longer than one API call's timeout while its servers elect its leader
+// (TestClusterThreeNodes failed so once: "object store evalflow_bundles:
+// context deadline exceeded", the stream's leader elected a moment
+// later). Opening is idempotent: a bucket a timed-out call did create is
+// found by the next.
+func whileSettling(ctx context.Context, open func() error) error {
+	var err error
+	for range settleAttempts {
+		err = open()
+		if err == nil || ctx.Err() != nil ||
+			!(errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout)) {
+			return err
+		}
+	}
+	return err
+}
+
+func openObjectsOnce(ctx context.Context, js jetstream.JetStream, cfg jetstream.ObjectStoreConfig, replicas int) (jetstream.ObjectStore, error) {
 	obs, err := js.ObjectStore(ctx, cfg.Bucket)
 	if errors.Is(err, jetstream.ErrBucketNotFound) {
 		cfg.Replicas = jsReplicas(js, replicas)
