@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"reflect"
 	"sync"
+	"time"
 
 	"modernc.org/libc"
 	sqlite3 "modernc.org/sqlite/lib"
@@ -54,29 +55,68 @@ func dbField(t reflect.Type) []int {
 }
 
 // watch arms an interrupt of conn's current statement for when ctx ends and
-// returns a function that disarms it. stop waits for an interrupt under
-// way to finish, so none can reach a later query once conn is returned to
-// the pool; the caller must call it before closing conn. Nothing runs
-// (no goroutine waits) until ctx ends.
-func watch(ctx context.Context, conn *sql.Conn) (stop func()) {
+// returns a function that disarms it, and whether it could arm one (the
+// driver's sqlite3* handle was found). Once ctx ends it interrupts, and
+// interrupts again every reinterruptEvery until stop is called: SQLite
+// forgets an interrupt that arrives while none of the connection's
+// statements is running (sqlite3_step clears it when the first starts), so
+// a timeout that fires between preparing and stepping would otherwise be
+// lost. stop waits for the interrupting to end, so none can reach a later
+// query once conn is returned to the pool; the caller must call it before
+// closing conn (a second call does nothing). Nothing runs (no goroutine
+// waits) until ctx ends.
+//
+// Armed, the statement's own calls need no context of their own that ends
+// (see dctx in Execute): the driver would otherwise start a goroutine and
+// install a progress handler per statement to interrupt it, and
+// database/sql a goroutine per result set to close it — 2-3% of a cold
+// replay's CPU (docs/benchmarks-baseline.md, "Own work against the floor").
+func watch(ctx context.Context, conn *sql.Conn) (stop func(), armed bool) {
 	var db uintptr
 	_ = conn.Raw(func(dc any) error {
 		db = handleOf(dc)
 		return nil
 	})
 	if db == 0 || ctx.Done() == nil {
-		return func() {}
+		return func() {}, false
 	}
+	var mu sync.Mutex // held across each interrupt; stopped under it
+	stopped := false
 	done := make(chan struct{})
 	disarm := context.AfterFunc(ctx, func() {
 		defer close(done)
 		tls := libc.NewTLS()
-		sqlite3.Xsqlite3_interrupt(tls, db)
-		tls.Close()
-	})
-	return func() {
-		if !disarm() {
-			<-done // the interrupt started: wait for it to end
+		defer tls.Close()
+		for {
+			mu.Lock()
+			if stopped {
+				mu.Unlock()
+				return
+			}
+			sqlite3.Xsqlite3_interrupt(tls, db)
+			mu.Unlock()
+			time.Sleep(reinterruptEvery)
 		}
+	})
+	return sync.OnceFunc(func() {
+		mu.Lock()
+		stopped = true
+		mu.Unlock()
+		if !disarm() {
+			<-done // the interrupting started: wait for it to end
+		}
+	}), true
+}
+
+// reinterruptEvery is how often watch repeats its interrupt while the
+// statement runs on after its context ended.
+const reinterruptEvery = 5 * time.Millisecond
+
+// dctx is the context for the driver's calls of a statement watch may have
+// armed: ctx without its end when armed (watch interrupts), else ctx.
+func dctx(ctx context.Context, armed bool) context.Context {
+	if armed {
+		return context.WithoutCancel(ctx)
 	}
+	return ctx
 }

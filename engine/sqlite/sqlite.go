@@ -289,8 +289,8 @@ func (e *Executor) Execute(ctx context.Context, q engine.Query) (*table.Table, e
 	// Only exactly one SELECT gets here (the ReadOnly check above), so the
 	// connection goes back to the pool: no PRAGMA, ATTACH or BEGIN has
 	// left state on it.
-	stop := watch(qctx, conn)
-	t, err := readAll(qctx, conn, q.Text, maxRows)
+	stop, armed := watch(qctx, conn)
+	t, err := readAll(qctx, dctx(qctx, armed), conn, q.Text, maxRows)
 	stop()
 	if err != nil {
 		return nil, classify(ctx, qctx, timeout, err)
@@ -334,14 +334,15 @@ func (e *Executor) PrepareExecute(ctx context.Context, q engine.Query) (prepErr 
 		return classify(ctx, qctx, timeout, err), nil, nil, 0
 	}
 	defer conn.Close()
-	stmt, err := conn.PrepareContext(qctx, q.Text)
+	stop, armed := watch(qctx, conn)
+	defer stop()
+	stmt, err := conn.PrepareContext(dctx(qctx, armed), q.Text)
 	if err != nil {
 		return classify(ctx, qctx, timeout, err), nil, nil, 0
 	}
 	defer stmt.Close()
 	start := time.Now()
-	stop := watch(qctx, conn)
-	rows, err := stmt.QueryContext(qctx)
+	rows, err := stmt.QueryContext(dctx(qctx, armed))
 	var t *table.Table
 	if err == nil {
 		t, err = readRows(qctx, rows, maxRows)
@@ -354,8 +355,10 @@ func (e *Executor) PrepareExecute(ctx context.Context, q engine.Query) (prepErr 
 	return nil, t, nil, took
 }
 
-func readAll(ctx context.Context, conn *sql.Conn, text string, maxRows int) (*table.Table, error) {
-	rows, err := conn.QueryContext(ctx, text)
+// readAll runs text on conn with the driver's calls under dctx and reads
+// its rows, checking ctx between them.
+func readAll(ctx, dctx context.Context, conn *sql.Conn, text string, maxRows int) (*table.Table, error) {
+	rows, err := conn.QueryContext(dctx, text)
 	if err != nil {
 		return nil, err
 	}

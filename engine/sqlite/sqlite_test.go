@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/evalflow/evalflow/internal/shareddata"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,8 +15,11 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"modernc.org/libc"
+	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/evalflow/evalflow/engine"
+	"github.com/evalflow/evalflow/internal/shareddata"
 	"github.com/evalflow/evalflow/item"
 	"github.com/evalflow/evalflow/table"
 )
@@ -303,6 +305,63 @@ func TestInterruptHandle(t *testing.T) {
 	}
 	if handleOf(nil) != 0 || handleOf(42) != 0 || handleOf(&struct{ db string }{}) != 0 {
 		t.Error("handleOf accepted a value that is not a driver connection")
+	}
+}
+
+// TestInterruptBeforeStep: a context that ends before the statement
+// starts stepping (SQLite drops an interrupt that arrives while none of
+// the connection's statements runs) still stops it: watch interrupts
+// again until stopped. With one interrupt, the query below runs for
+// minutes.
+func TestInterruptBeforeStep(t *testing.T) {
+	path := makeDB(t, `CREATE TABLE t (a INTEGER)`)
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	conn, err := db.Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // ended before anything runs: the first interrupt is lost
+	var h uintptr
+	_ = conn.Raw(func(dc any) error { h = handleOf(dc); return nil })
+	stop, armed := watch(ctx, conn)
+	if !armed {
+		t.Fatal("watch could not arm")
+	}
+	time.Sleep(20 * time.Millisecond) // the first interrupts land on an idle connection
+	start := time.Now()
+	done := make(chan error, 1)
+	go func() {
+		var n int64
+		done <- conn.QueryRowContext(context.Background(), slow).Scan(&n)
+	}()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "interrupt") {
+			t.Errorf("err = %v, want SQLite's interrupted", err)
+		}
+		t.Logf("stopped after %v: %v", time.Since(start), err)
+	case <-time.After(20 * time.Second):
+		// Stop it by hand so the test fails instead of hanging.
+		tls := libc.NewTLS()
+		for len(done) == 0 {
+			sqlite3.Xsqlite3_interrupt(tls, h)
+			time.Sleep(10 * time.Millisecond)
+		}
+		tls.Close()
+		t.Fatal("the query was not interrupted within 20 s")
+	}
+	stop()
+	stop() // a second stop does nothing (and does not block)
+	// The connection works again once stopped.
+	var one int
+	if err := conn.QueryRowContext(context.Background(), "SELECT 1").Scan(&one); err != nil || one != 1 {
+		t.Fatalf("after stop: %v %d", err, one)
 	}
 }
 
