@@ -67,9 +67,9 @@ func dbField(t reflect.Type) []int {
 // waits) until ctx ends.
 //
 // Armed, the statement's own calls need no context of their own that ends
-// (see dctx in Execute): the driver would otherwise start a goroutine and
+// (Executor.dctx): the driver would otherwise start a goroutine and
 // install a progress handler per statement to interrupt it, and
-// database/sql a goroutine per result set to close it — 2-3% of a cold
+// database/sql a goroutine per result set to close it — 2–5% of a cold
 // replay's CPU (docs/benchmarks-baseline.md, "Own work against the floor").
 func watch(ctx context.Context, conn *sql.Conn) (stop func(), armed bool) {
 	var db uintptr
@@ -111,12 +111,3 @@ func watch(ctx context.Context, conn *sql.Conn) (stop func(), armed bool) {
 // reinterruptEvery is how often watch repeats its interrupt while the
 // statement runs on after its context ended.
 const reinterruptEvery = 5 * time.Millisecond
-
-// dctx is the context for the driver's calls of a statement watch may have
-// armed: ctx without its end when armed (watch interrupts), else ctx.
-func dctx(ctx context.Context, armed bool) context.Context {
-	if armed {
-		return context.WithoutCancel(ctx)
-	}
-	return ctx
-}

@@ -48,10 +48,14 @@
 // # Timeouts
 //
 // A query that runs out of time is interrupted inside SQLite
-// (sqlite3_interrupt), not abandoned: the driver interrupts the first step
-// when the context ends, and this package interrupts later steps too (the
-// driver does not, see interrupt.go). The error is item.ClassTimeout and the
-// connection is discarded, so the next query gets a fresh one.
+// (sqlite3_interrupt), not abandoned: this package interrupts it, on every
+// step, repeating the interrupt until the query has stopped (interrupt.go).
+// When that watcher is armed and the busy wait cannot outlast the query's
+// deadline, the driver's calls get the context without its end, so the
+// driver's own watchers (a goroutine and a progress handler per statement,
+// database/sql's goroutine per result set) are left out. The error is
+// item.ClassTimeout and the connection is discarded, so the next query
+// gets a fresh one.
 //
 // # Values
 //
@@ -226,6 +230,23 @@ func (e *Executor) dsn(path string) string {
 // locked out before its own timeout would call it a timeout.
 func (e *Executor) busyWait() time.Duration { return min(e.timeout/2, MaxBusyWait) }
 
+// dctx is the context for the driver's calls of a query whose context is
+// qctx and whose watcher armed is: qctx without its end when the watcher
+// is armed and a wait for a lock (SQLite's busy wait, which an interrupt
+// does not cut short) ends before qctx's deadline — the watcher then
+// stops the query in time by itself; otherwise qctx, whose end the
+// driver's busy handler also watches (a query timeout shorter than twice
+// the busy wait, or a caller's earlier deadline).
+func (e *Executor) dctx(qctx context.Context, armed bool) context.Context {
+	if !armed {
+		return qctx
+	}
+	if d, ok := qctx.Deadline(); !ok || time.Until(d) < e.busyWait() {
+		return qctx
+	}
+	return context.WithoutCancel(qctx)
+}
+
 // rollbackJournal reports whether the file at path is an SQLite database in
 // rollback-journal mode: the header's magic string and its file format
 // write and read versions both 1 (2 is WAL; https://www.sqlite.org/fileformat.html).
@@ -290,7 +311,8 @@ func (e *Executor) Execute(ctx context.Context, q engine.Query) (*table.Table, e
 	// connection goes back to the pool: no PRAGMA, ATTACH or BEGIN has
 	// left state on it.
 	stop, armed := watch(qctx, conn)
-	t, err := readAll(qctx, dctx(qctx, armed), conn, q.Text, maxRows)
+	defer stop() // before conn.Close, also on a panic
+	t, err := readAll(qctx, e.dctx(qctx, armed), conn, q.Text, maxRows)
 	stop()
 	if err != nil {
 		return nil, classify(ctx, qctx, timeout, err)
@@ -336,13 +358,14 @@ func (e *Executor) PrepareExecute(ctx context.Context, q engine.Query) (prepErr 
 	defer conn.Close()
 	stop, armed := watch(qctx, conn)
 	defer stop()
-	stmt, err := conn.PrepareContext(dctx(qctx, armed), q.Text)
+	dc := e.dctx(qctx, armed)
+	stmt, err := conn.PrepareContext(dc, q.Text)
 	if err != nil {
 		return classify(ctx, qctx, timeout, err), nil, nil, 0
 	}
 	defer stmt.Close()
 	start := time.Now()
-	rows, err := stmt.QueryContext(dctx(qctx, armed))
+	rows, err := stmt.QueryContext(dc)
 	var t *table.Table
 	if err == nil {
 		t, err = readRows(qctx, rows, maxRows)

@@ -333,6 +333,7 @@ func TestInterruptBeforeStep(t *testing.T) {
 	if !armed {
 		t.Fatal("watch could not arm")
 	}
+	defer stop()                      // before conn.Close, also when the test fails
 	time.Sleep(20 * time.Millisecond) // the first interrupts land on an idle connection
 	start := time.Now()
 	done := make(chan error, 1)
@@ -786,6 +787,60 @@ func TestWALDatabase(t *testing.T) {
 // harness's failure (engine.Unavailable, not a timeout: the busy wait ends
 // first), after waiting for the lock, and runs
 // once the writer is done.
+// TestTimeoutDuringLockWait: a query whose own timeout (or a caller's
+// deadline, or a cancel) ends while it waits for a lock another
+// connection holds stops then, not at the end of the executor's busy wait
+// (5 s here): SQLite's busy wait ignores interrupts, so such a query keeps
+// the driver's context-aware busy handler (Executor.dctx).
+func TestTimeoutDuringLockWait(t *testing.T) {
+	path := makeDB(t, `CREATE TABLE t (x INTEGER)`, `INSERT INTO t VALUES (1)`)
+	w, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	w.SetMaxOpenConns(1)
+	if _, err := w.Exec(`BEGIN EXCLUSIVE`); err != nil {
+		t.Fatal(err)
+	}
+	defer w.Exec(`COMMIT`)
+	e := newExec(t, engine.Config{Timeout: 10 * time.Second}) // busy wait 5 s
+	q := engine.Query{Text: `SELECT x FROM t`, DB: path, Timeout: 200 * time.Millisecond}
+	for _, tc := range []struct {
+		name string
+		run  func(ctx context.Context, q engine.Query) error
+	}{
+		{"Execute", func(ctx context.Context, q engine.Query) error { _, err := e.Execute(ctx, q); return err }},
+		{"PrepareExecute", func(ctx context.Context, q engine.Query) error {
+			perr, _, err, _ := e.PrepareExecute(ctx, q)
+			return errors.Join(perr, err)
+		}},
+	} {
+		t.Run(tc.name+"/query timeout", func(t *testing.T) {
+			start := time.Now()
+			err := tc.run(context.Background(), q)
+			if took := time.Since(start); took > 2*time.Second {
+				t.Errorf("returned after %v, want about the 200ms timeout", took)
+			}
+			if engine.ClassOf(err) != item.ClassTimeout {
+				t.Errorf("class = %q (%v), want timeout", engine.ClassOf(err), err)
+			}
+		})
+		t.Run(tc.name+"/caller deadline", func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+			defer cancel()
+			start := time.Now()
+			err := tc.run(ctx, engine.Query{Text: q.Text, DB: q.DB})
+			if took := time.Since(start); took > 2*time.Second {
+				t.Errorf("returned after %v, want about the caller's 200ms", took)
+			}
+			if err == nil {
+				t.Error("no error")
+			}
+		})
+	}
+}
+
 func TestLockedOutIsHarnessError(t *testing.T) {
 	path := makeDB(t, `CREATE TABLE t (x INTEGER)`, `INSERT INTO t VALUES (1)`)
 	w, err := sql.Open("sqlite", path)
