@@ -13,12 +13,13 @@ import (
 // holds it to the token decoder's output.
 //
 // decodeObjectFast decodes one JSON object keeping its fields in order. It
-// validates with json.Valid, then walks the bytes itself: strings (their
+// validates (validObject, or json.Valid for what that does not accept),
+// then walks the bytes itself: strings (their
 // escapes decoded by unescape) and numbers are converted directly; strings
 // with a surrogate escape or invalid UTF-8, arrays and objects go through
 // encoding/json (UseNumber + normJSON as before).
 func decodeObjectFast(data []byte) (Row, error) {
-	if !json.Valid(data) {
+	if !validObject(data) && !json.Valid(data) {
 		return decodeObjectSlow(data) // same error text as before
 	}
 	i := skipWS(data, 0)
@@ -184,4 +185,153 @@ func value(s []byte) (any, error) {
 	}
 	f, _ := strconv.ParseFloat(string(s), 64)
 	return f, nil
+}
+
+// validObject reports whether data is one JSON object, surrounded by
+// whitespace only, whose values are strings, numbers, true, false, null,
+// or arrays and objects that json.Valid accepts: the common dataset line,
+// checked in one pass of its own instead of encoding/json's scanner (which
+// took about 40% of decodeObjectFast's time). It never accepts what
+// json.Valid rejects; it may reject what json.Valid accepts (the caller
+// then asks json.Valid): FuzzValidObject holds it to that.
+func validObject(b []byte) bool {
+	i := skipWS(b, 0)
+	if i >= len(b) || b[i] != '{' {
+		return false
+	}
+	i = skipWS(b, i+1)
+	if i < len(b) && b[i] == '}' {
+		return skipWS(b, i+1) == len(b)
+	}
+	for {
+		var ok bool
+		if i, ok = validString(b, i); !ok {
+			return false
+		}
+		i = skipWS(b, i)
+		if i >= len(b) || b[i] != ':' {
+			return false
+		}
+		if i, ok = validValue(b, skipWS(b, i+1)); !ok {
+			return false
+		}
+		i = skipWS(b, i)
+		if i >= len(b) {
+			return false
+		}
+		switch b[i] {
+		case '}':
+			return skipWS(b, i+1) == len(b)
+		case ',':
+			i = skipWS(b, i+1)
+		default:
+			return false
+		}
+	}
+}
+
+// validString checks the JSON string at b[i] and returns the index past it.
+func validString(b []byte, i int) (int, bool) {
+	if i >= len(b) || b[i] != '"' {
+		return i, false
+	}
+	for j := i + 1; j < len(b); j++ {
+		switch c := b[j]; {
+		case c == '"':
+			return j + 1, true
+		case c < 0x20:
+			return j, false
+		case c == '\\':
+			j++
+			if j >= len(b) {
+				return j, false
+			}
+			switch b[j] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			case 'u':
+				if j+4 >= len(b) {
+					return j, false
+				}
+				for _, h := range b[j+1 : j+5] {
+					if !('0' <= h && h <= '9' || 'a' <= h && h <= 'f' || 'A' <= h && h <= 'F') {
+						return j, false
+					}
+				}
+				j += 4
+			default:
+				return j, false
+			}
+		}
+	}
+	return len(b), false
+}
+
+// validValue checks the JSON value at b[i] and returns the index past it.
+func validValue(b []byte, i int) (int, bool) {
+	if i >= len(b) {
+		return i, false
+	}
+	switch c := b[i]; {
+	case c == '"':
+		return validString(b, i)
+	case c == 't':
+		return literal(b, i, "true")
+	case c == 'f':
+		return literal(b, i, "false")
+	case c == 'n':
+		return literal(b, i, "null")
+	case c == '{' || c == '[':
+		end := endValue(b, i)
+		return end, json.Valid(b[i:end])
+	case c == '-' || '0' <= c && c <= '9':
+		return validNumber(b, i)
+	}
+	return i, false
+}
+
+func literal(b []byte, i int, lit string) (int, bool) {
+	if len(b)-i < len(lit) || string(b[i:i+len(lit)]) != lit {
+		return i, false
+	}
+	return i + len(lit), true
+}
+
+// validNumber checks JSON's number grammar: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?
+func validNumber(b []byte, i int) (int, bool) {
+	if b[i] == '-' {
+		i++
+	}
+	digits := func(i int) int {
+		for i < len(b) && '0' <= b[i] && b[i] <= '9' {
+			i++
+		}
+		return i
+	}
+	switch {
+	case i < len(b) && b[i] == '0':
+		i++
+	case i < len(b) && '1' <= b[i] && b[i] <= '9':
+		i = digits(i)
+	default:
+		return i, false
+	}
+	if i < len(b) && b[i] == '.' {
+		j := digits(i + 1)
+		if j == i+1 {
+			return i, false
+		}
+		i = j
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		j := digits(i)
+		if j == i {
+			return i, false
+		}
+		i = j
+	}
+	return i, true
 }

@@ -98,3 +98,41 @@ func BenchmarkDecodeObject(b *testing.B) {
 		})
 	}
 }
+
+// TestValidObject: what validObject accepts json.Valid accepts, and the
+// common dataset lines are accepted by validObject itself (not left to
+// json.Valid).
+func TestValidObject(t *testing.T) {
+	for _, c := range []string{
+		`{}`, ` { } `, `{"a":1}`, `{"a":-0.5e+3,"b":0,"c":1E9,"d":-12}`, `{"a":"x\"y\u00e9\\/\b\f\n\r\t"}`,
+		`{"a":true,"b":false,"c":null}`, `{"a":[1,{"b":"c"}],"d":{"e":[]}}`, "{\"a\":\"\xff\"}\n", `{"é":"ü"}`,
+	} {
+		if !validObject([]byte(c)) {
+			t.Errorf("validObject(%s) = false, want true", c)
+		}
+		if !json.Valid([]byte(c)) {
+			t.Fatalf("test case %s is not valid JSON", c)
+		}
+	}
+	for _, c := range []string{
+		``, ` `, `[]`, `"x"`, `{`, `{"a"}`, `{"a":}`, `{"a":1,}`, `{"a":1}x`, `{"a":1}{}`, `{a:1}`, `{"a":01}`, `{"a":1.}`,
+		`{"a":.5}`, `{"a":+1}`, `{"a":1e}`, `{"a":-}`, `{"a":tru}`, `{"a":truex}`, `{"a":nul}`, `{"a":"\x"}`, `{"a":"\u12G4"}`,
+		`{"a":"\u12"}`, "{\"a\":\"\n\"}", `{"a":[1,]}`, `{"a":{"b"}}`, `{"a":[}`, `{"a":"x}`, `{"a" 1}`, `{"a":1 "b":2}`,
+	} {
+		if validObject([]byte(c)) {
+			t.Errorf("validObject(%q) = true, want false", c)
+		}
+	}
+}
+
+// FuzzValidObject: validObject never accepts what json.Valid rejects.
+func FuzzValidObject(f *testing.F) {
+	for _, s := range []string{`{}`, `{"a":1}`, `{"a":[1,{"b":"\u00e9"}],"c":-1.5e3}`, `{"a":"x\"y"}`, `{"a":01}`, `{"a":1.}`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, c string) {
+		if validObject([]byte(c)) && !json.Valid([]byte(c)) {
+			t.Fatalf("validObject accepts %q, json.Valid does not", c)
+		}
+	})
+}
