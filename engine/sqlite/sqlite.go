@@ -37,10 +37,11 @@
 // SQLite's locks: a file copied over in place (cp, a download) is not
 // stopped, and a run reading it may see old pages; replace a database by
 // writing a new file and renaming it over the old one. A query waits for a
-// lock up to its busy wait (busyWait: half its timeout, at most
+// lock up to the busy wait (busyWait: half the engine's timeout, at most
 // MaxBusyWait; a new connection of the run waits while a writer waits for
-// its lock); one that cannot get it by then is an execution error marked
-// Unavailable: the item is a harness error, not a wrong answer. A database
+// its lock), or until its own deadline when that comes first (see dctx);
+// one that cannot get it by then is an execution error marked Unavailable:
+// the item is a harness error, not a wrong answer. A database
 // in WAL mode keeps SQLite's normal locking: opened read-only with
 // exclusive locking it could not be read at all (the first connection gets
 // "disk I/O error", the next "database is locked").
@@ -106,7 +107,7 @@ import (
 const Kind = "sqlite"
 
 // MaxBusyWait is how long a query waits for a lock another connection
-// holds (SQLite's busy timeout; half the query timeout when that is
+// holds (SQLite's busy timeout; half the engine's timeout when that is
 // shorter):
 // a WAL file's first reader rebuilding its index, a writer of another
 // process between its lock and its commit. A query still locked out after

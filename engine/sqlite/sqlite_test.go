@@ -56,6 +56,42 @@ func newExec(t testing.TB, cfg engine.Config) *Executor {
 	return e
 }
 
+// openDB opens path with the driver alone, without the executor (read and
+// write, SQLite's defaults); closed when the test ends.
+func openDB(t testing.TB, path string) *sql.DB {
+	t.Helper()
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// openConn is one connection of openDB(path), closed when the test ends.
+func openConn(t testing.TB, path string) *sql.Conn {
+	t.Helper()
+	conn, err := openDB(t, path).Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return conn
+}
+
+// holdWriteLock takes path's exclusive lock (BEGIN EXCLUSIVE) as another
+// process's writer would; the returned pool's one connection holds it
+// until COMMIT.
+func holdWriteLock(t testing.TB, path string) *sql.DB {
+	t.Helper()
+	w := openDB(t, path)
+	w.SetMaxOpenConns(1)
+	if _, err := w.Exec(`BEGIN EXCLUSIVE`); err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
 func col(name string, t table.Type) table.Column { return table.Column{Name: name, Type: t} }
 
 var typesDB = []string{
@@ -286,16 +322,7 @@ func TestCallerCancel(t *testing.T) {
 func TestInterruptHandle(t *testing.T) {
 	// Pins the driver detail interrupt.go depends on.
 	path := makeDB(t, `CREATE TABLE t (a INTEGER)`)
-	db, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	conn, err := db.Conn(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
+	conn := openConn(t, path)
 	var h uintptr
 	if err := conn.Raw(func(dc any) error { h = handleOf(dc); return nil }); err != nil {
 		t.Fatal(err)
@@ -315,16 +342,7 @@ func TestInterruptHandle(t *testing.T) {
 // minutes.
 func TestInterruptBeforeStep(t *testing.T) {
 	path := makeDB(t, `CREATE TABLE t (a INTEGER)`)
-	db, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	conn, err := db.Conn(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
+	conn := openConn(t, path)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel() // ended before anything runs: the first interrupt is lost
 	var h uintptr
@@ -782,11 +800,6 @@ func TestWALDatabase(t *testing.T) {
 	}
 }
 
-// TestLockedOutIsHarnessError: a query that cannot get its lock (another
-// process holds the file for writing past the busy wait) fails as the
-// harness's failure (engine.Unavailable, not a timeout: the busy wait ends
-// first), after waiting for the lock, and runs
-// once the writer is done.
 // TestTimeoutDuringLockWait: a query whose own timeout (or a caller's
 // deadline, or a cancel) ends while it waits for a lock another
 // connection holds stops then, not at the end of the executor's busy wait
@@ -794,15 +807,7 @@ func TestWALDatabase(t *testing.T) {
 // the driver's context-aware busy handler (Executor.dctx).
 func TestTimeoutDuringLockWait(t *testing.T) {
 	path := makeDB(t, `CREATE TABLE t (x INTEGER)`, `INSERT INTO t VALUES (1)`)
-	w, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
-	w.SetMaxOpenConns(1)
-	if _, err := w.Exec(`BEGIN EXCLUSIVE`); err != nil {
-		t.Fatal(err)
-	}
+	w := holdWriteLock(t, path)
 	defer w.Exec(`COMMIT`)
 	e := newExec(t, engine.Config{Timeout: 10 * time.Second}) // busy wait 5 s
 	q := engine.Query{Text: `SELECT x FROM t`, DB: path, Timeout: 200 * time.Millisecond}
@@ -841,21 +846,18 @@ func TestTimeoutDuringLockWait(t *testing.T) {
 	}
 }
 
+// TestLockedOutIsHarnessError: a query that cannot get its lock (another
+// process holds the file for writing past the busy wait) fails as the
+// harness's failure (engine.Unavailable, not a timeout: the busy wait ends
+// first), after waiting for the lock, and runs
+// once the writer is done.
 func TestLockedOutIsHarnessError(t *testing.T) {
 	path := makeDB(t, `CREATE TABLE t (x INTEGER)`, `INSERT INTO t VALUES (1)`)
-	w, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
-	w.SetMaxOpenConns(1)
-	if _, err := w.Exec(`BEGIN EXCLUSIVE`); err != nil {
-		t.Fatal(err)
-	}
+	w := holdWriteLock(t, path)
 	e := newExec(t, engine.Config{Timeout: 4 * time.Second})
 	q := engine.Query{Text: `SELECT x FROM t`, DB: path}
 	start := time.Now()
-	_, err = e.Execute(context.Background(), q)
+	_, err := e.Execute(context.Background(), q)
 	took := time.Since(start)
 	var ee *engine.Error
 	if !errors.As(err, &ee) || !engine.Unavailable(err) || ee.Class != item.ClassExecution || !strings.Contains(ee.Msg, "locked") {

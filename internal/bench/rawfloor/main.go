@@ -26,6 +26,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"strings"
 	"time"
 
@@ -48,10 +49,21 @@ func main() {
 		pragmas = append(pragmas, v)
 		return nil
 	})
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the run to `FILE` (docs/benchmarks-baseline.md, \"Own work against the floor\")")
 	flag.Parse()
 	if *dataset == "" || *predictions == "" || *databases == "" {
 		fmt.Fprintln(os.Stderr, "rawfloor: -dataset, -predictions and -databases are required")
 		os.Exit(2)
+	}
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err != nil {
+			fail(err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fail(err)
+		}
+		defer pprof.StopCPUProfile()
 	}
 	start := time.Now()
 	items, err := readJSONL(*dataset)
