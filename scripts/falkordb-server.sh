@@ -135,6 +135,22 @@ ping_ok() {
   [ "${reply%$'\r'}" = "+PONG" ]
 }
 
+# owner_pid prints the process_id the server on port reports (INFO server):
+# the server answering must be the one this script started, not another
+# test's that took the same port a moment earlier.
+owner_pid() {
+  local port=$1 line
+  exec 3<>"/dev/tcp/127.0.0.1/$port" || return 1
+  printf 'INFO server\r\n' >&3
+  while IFS= read -r -t 1 line <&3; do
+    line=${line%$'\r'}
+    case "$line" in
+      process_id:*) echo "${line#process_id:}"; break ;;
+    esac
+  done
+  exec 3<&- 3>&-
+}
+
 bolt_ok() {
   local i
   for i in $(seq 1 20); do
@@ -165,6 +181,12 @@ start() {
       --loadmodule "$mod" BOLT_PORT "$bolt" >&2 || true
     for _ in $(seq 1 100); do
       if ping_ok "$port" 2>/dev/null; then
+        pid=$(cat "$dir/valkey.pid" 2>/dev/null || true)
+        if [ -z "$pid" ]; then sleep 0.05; continue; fi
+        if [ "$(owner_pid "$port" 2>/dev/null)" != "$pid" ]; then
+          log "port $port is answered by another server than ours (pid $pid)"
+          break
+        fi
         # A Bolt port FalkorDB cannot use is not reported: check it.
         if ! bolt_ok "$bolt"; then
           log "Bolt port $bolt did not open"

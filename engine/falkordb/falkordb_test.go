@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -317,6 +318,38 @@ func TestStart(t *testing.T) {
 	}
 	if _, err := os.Stat(e.srv.dir); !os.IsNotExist(err) {
 		t.Errorf("server directory %s left behind (%v)", e.srv.dir, err)
+	}
+}
+
+// TestStartOnTakenPort starts a server on a port another server already
+// answers on: the start must fail (and the caller retry on another port)
+// rather than hand back the other server's address as its own.
+func TestStartOnTakenPort(t *testing.T) {
+	needServer(t)
+	module, err := FindModule("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin, err := FindServer("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, portText, _ := net.SplitHostPort(serverAddr)
+	port, _ := strconv.Atoi(portText)
+	bolt, err := freeBoltPort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := startOn(context.Background(), bin, module, port, bolt)
+	if err == nil {
+		s.Stop()
+		t.Fatalf("a server started on the taken port %d reported success (%s)", port, s.Addr())
+	}
+	if !ping(serverAddr) {
+		t.Errorf("the server already on %s no longer answers", serverAddr)
+	}
+	if pid, ok := serverPID(serverAddr); !ok || pid <= 0 {
+		t.Errorf("INFO server of %s gave no process_id (%d, %v)", serverAddr, pid, ok)
 	}
 }
 

@@ -32,16 +32,30 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	script := filepath.Join(repoRoot(), "scripts", "falkordb-server.sh")
-	out, err := exec.Command("bash", script, "start", dir).Output()
-	if err != nil {
-		serverErr = fmt.Errorf("%s start: %v: %s", script, err, exitStderr(err))
-	} else {
+	// A server that starts but cannot take the movies graph is stopped and
+	// replaced (at most three tries), each failure printed with the
+	// server's log so a CI log shows why.
+	for attempt := 1; attempt <= 3; attempt++ {
+		serverAddr, serverBolt, serverErr = "", "", nil
+		out, err := exec.Command("bash", script, "start", dir).Output()
+		if err != nil {
+			serverErr = fmt.Errorf("%s start: %v: %s", script, err, exitStderr(err))
+			break
+		}
 		serverAddr = strings.TrimSpace(string(out))
 		b, _ := os.ReadFile(filepath.Join(dir, "bolt_addr"))
 		serverBolt = strings.TrimSpace(string(b))
 		if err := loadMovies(); err != nil {
-			serverErr = err
+			log, _ := os.ReadFile(filepath.Join(dir, "valkey.log"))
+			serverErr = fmt.Errorf("loading the movies graph into %s (try %d): %v", serverAddr, attempt, err)
+			fmt.Fprintf(os.Stderr, "%v\nserver log:\n%s\n", serverErr, log)
+			if out, err := exec.Command("bash", script, "stop", dir).CombinedOutput(); err != nil {
+				fmt.Fprintf(os.Stderr, "falkordb-server.sh stop: %v: %s\n", err, out)
+			}
+			serverAddr = ""
+			continue
 		}
+		break
 	}
 	code := m.Run()
 	if serverAddr != "" {

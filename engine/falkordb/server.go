@@ -74,6 +74,11 @@ func startOnce(ctx context.Context, bin, module string) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	return startOn(ctx, bin, module, port, bolt)
+}
+
+// startOn starts a server on port with Bolt on bolt.
+func startOn(ctx context.Context, bin, module string, port, bolt int) (*Server, error) {
 	dir, err := os.MkdirTemp("", "evalflow-falkordb-")
 	if err != nil {
 		return nil, err
@@ -96,7 +101,13 @@ func startOnce(ctx context.Context, bin, module string) (*Server, error) {
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		if ping(s.addr) {
-			return s, nil
+			// The port was free when drawn; another process may have taken
+			// it before this server bound it, and answer PING in its place.
+			if pid, ok := serverPID(s.addr); ok && pid == cmd.Process.Pid {
+				return s, nil
+			}
+			s.Stop()
+			return nil, fmt.Errorf("falkordb: port %d is answered by another server than the one started (pid %d)", port, cmd.Process.Pid)
 		}
 		select {
 		case <-s.done:
@@ -176,6 +187,31 @@ func ping(addr string) bool {
 	}
 	line, err := bufio.NewReader(c).ReadString('\n')
 	return err == nil && strings.TrimSpace(line) == "+PONG"
+}
+
+// serverPID returns the process_id the server at addr reports in INFO
+// server.
+func serverPID(addr string) (int, bool) {
+	c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
+	if err != nil {
+		return 0, false
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(time.Second))
+	if _, err := c.Write([]byte("INFO server\r\n")); err != nil {
+		return 0, false
+	}
+	r := bufio.NewReader(c)
+	for {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			return 0, false
+		}
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "process_id:"); ok {
+			pid, err := strconv.Atoi(v)
+			return pid, err == nil
+		}
+	}
 }
 
 func logTail(path string) string {
