@@ -126,12 +126,63 @@ func CI(binary bool, sum float64, n int, vals []float64, seed uint64) (lo, hi fl
 	// Sorted, so the interval does not depend on the order items finished
 	// in (a resumed run collects its kept items first).
 	vals = slices.Sorted(slices.Values(vals))
-	b := BootstrapResamples
-	if len(vals)*b > BootstrapWork {
-		b = max(200, BootstrapWork/len(vals))
-	}
-	lo, hi = stats.BootstrapMeanCI(vals, b, seed, CILevel)
+	lo, hi = stats.BootstrapMeanCI(vals, resamplesFor(len(vals)), seed, CILevel)
 	return lo, hi, "bootstrap"
+}
+
+// resamplesFor is the number of bootstrap resamples of n values.
+func resamplesFor(n int) int {
+	b := BootstrapResamples
+	if n*b > BootstrapWork {
+		b = max(200, BootstrapWork/n)
+	}
+	return b
+}
+
+// bootstraps collects the rows whose interval is a bootstrap so that
+// they are computed together: samples of one size share their draws
+// (stats.BootstrapMeanCIs), each interval still CI's.
+type bootstraps struct {
+	rows []int
+	vals [][]float64
+}
+
+func (b *bootstraps) add(row int, vals []float64) {
+	b.rows = append(b.rows, row)
+	b.vals = append(b.vals, vals)
+}
+
+// cis returns each collected sample's interval as CI would (method
+// "bootstrap").
+func (b *bootstraps) cis(seed uint64) (lo, hi []float64) {
+	if len(b.vals) == 0 {
+		return nil, nil
+	}
+	// Grouped by the number of resamples, which depends on the size.
+	byB := map[int][]int{}
+	var bs []int
+	xs := make([][]float64, len(b.vals))
+	for i, v := range b.vals {
+		xs[i] = slices.Sorted(slices.Values(v))
+		n := resamplesFor(len(v))
+		if _, ok := byB[n]; !ok {
+			bs = append(bs, n)
+		}
+		byB[n] = append(byB[n], i)
+	}
+	lo, hi = make([]float64, len(xs)), make([]float64, len(xs))
+	for _, n := range bs {
+		idx := byB[n]
+		sub := make([][]float64, len(idx))
+		for k, i := range idx {
+			sub[k] = xs[i]
+		}
+		l, h := stats.BootstrapMeanCIs(sub, n, seed, CILevel)
+		for k, i := range idx {
+			lo[i], hi[i] = l[k], h[k]
+		}
+	}
+	return lo, hi
 }
 
 type key struct{ group, value, metric string }
@@ -330,6 +381,7 @@ func (ag *Aggregate) Rows(ctx context.Context) []Row {
 		return groups[i][1] < groups[j][1]
 	})
 	var out []Row
+	var boot bootstraps
 	for _, g := range groups {
 		for _, m := range ag.metrics {
 			c := ag.accs[key{g[0], g[1], m}]
@@ -340,7 +392,11 @@ func (ag *Aggregate) Rows(ctx context.Context) []Row {
 				ErrItems: c.errItems, NOK: c.nOK}
 			r.Mean = mean(c.sum, c.n)
 			r.MeanOK = mean(c.sumOK, c.nOK)
-			r.CILow, r.CIHigh, r.CIMethod = CI(ag.binary[m], c.sum, c.n, c.vals, ag.seed)
+			if ag.binary[m] || c.n == 0 || len(c.vals) == 0 {
+				r.CILow, r.CIHigh, r.CIMethod = CI(ag.binary[m], c.sum, c.n, c.vals, ag.seed)
+			} else {
+				boot.add(len(out), c.vals)
+			}
 			if base, ok := ag.suite[m]; ok {
 				r.SuiteOf, r.Flipped = base, c.flipped
 			}
@@ -381,6 +437,10 @@ func (ag *Aggregate) Rows(ctx context.Context) []Row {
 				}
 			}
 		}
+	}
+	lo, hi := boot.cis(ag.seed)
+	for k, i := range boot.rows {
+		out[i].CILow, out[i].CIHigh, out[i].CIMethod = lo[k], hi[k], "bootstrap"
 	}
 	return out
 }

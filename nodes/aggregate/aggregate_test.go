@@ -2,6 +2,7 @@ package aggregate
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"testing"
 
@@ -108,5 +109,55 @@ func TestDatasetMetricsFold(t *testing.T) {
 	// recovered 2 of 3 initially failed (a, d recovered; b not); e skipped.
 	if r := row(t, rows, "all", "", "recovery_rate"); r.Mean != 2.0/3 {
 		t.Errorf("recovery_rate = %v, want 2/3", r.Mean)
+	}
+}
+
+// TestIntervalsDrawnTogether: the intervals computed together in Rows
+// (metrics that are not 0/1 over the same items share their draws) are
+// each what CI gives for the row alone — overall and per group, with a
+// metric that has errors (other n), a constant one and a 0/1 one.
+func TestIntervalsDrawnTogether(t *testing.T) {
+	ag := &Aggregate{Name: "aggregate", GroupBy: []string{"level"}, accs: map[key]*acc{}, items: map[[2]string]int{},
+		binary: map[string]bool{"ex": true}, seed: 7}
+	vals := map[[3]string][]float64{}
+	for i := range 300 {
+		level := []string{"easy", "hard", "medium"}[i%3]
+		f1 := float64(i*37%101) / 100
+		pk := float64(i * 13 % 2)
+		scores := []item.Score{{Name: "ex", Value: pk}, {Name: "f1", Value: f1}, {Name: "pass", Value: pk}, {Name: "flat", Value: 0.25}}
+		if i%10 == 0 {
+			scores = append(scores, item.Score{Name: "judge", Null: true, Err: "timeout"})
+		} else {
+			scores = append(scores, item.Score{Name: "judge", Value: f1 / 2})
+		}
+		ag.Collect(rec(fmt.Sprint(i), "ok", level, scores...))
+		for _, s := range scores {
+			if s.Null {
+				continue
+			}
+			for _, g := range [][2]string{{"all", ""}, {"level", level}} {
+				k := [3]string{g[0], g[1], s.Name}
+				vals[k] = append(vals[k], s.Value)
+			}
+		}
+	}
+	rows := ag.Rows(context.Background())
+	checked := 0
+	for _, r := range rows {
+		x := vals[[3]string{r.Group, r.Value, r.Metric}]
+		sum := 0.0
+		for _, v := range x {
+			sum += v
+		}
+		lo, hi, method := CI(ag.binary[r.Metric], sum, len(x), x, ag.seed)
+		if math.Float64bits(lo) != math.Float64bits(r.CILow) || math.Float64bits(hi) != math.Float64bits(r.CIHigh) || method != r.CIMethod {
+			t.Errorf("%s=%s %s: [%v, %v] %s, alone [%v, %v] %s", r.Group, r.Value, r.Metric, r.CILow, r.CIHigh, r.CIMethod, lo, hi, method)
+		}
+		if method == "bootstrap" {
+			checked++
+		}
+	}
+	if checked != 4*4 {
+		t.Errorf("%d bootstrap rows checked, want 16 (4 metrics × overall and 3 levels)", checked)
 	}
 }
