@@ -210,19 +210,55 @@ func (m *material) appendJSON(b []byte) []byte {
 	return append(b, '}')
 }
 
-// appendJSONString appends s as encoding/json quotes it: printable ASCII
-// other than " \ < > & as it is, anything else through json.Marshal.
+// appendJSONString appends s as encoding/json quotes it (HTML-escaped, as
+// json.Marshal does): ASCII here, by json's own rules; a string with any
+// other byte through json.Marshal.
 func appendJSONString(b []byte, s string) []byte {
 	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+		if s[i] >= 0x80 {
 			q, _ := json.Marshal(s)
 			return append(b, q...)
 		}
 	}
 	b = append(b, '"')
-	b = append(b, s...)
+	start := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if jsonSafe[c] {
+			continue
+		}
+		b = append(b, s[start:i]...)
+		switch c {
+		case '\\', '"':
+			b = append(b, '\\', c)
+		case '\b':
+			b = append(b, '\\', 'b')
+		case '\f':
+			b = append(b, '\\', 'f')
+		case '\n':
+			b = append(b, '\\', 'n')
+		case '\r':
+			b = append(b, '\\', 'r')
+		case '\t':
+			b = append(b, '\\', 't')
+		default: // other control bytes, < > &
+			const hex = "0123456789abcdef"
+			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+		}
+		start = i + 1
+	}
+	b = append(b, s[start:]...)
 	return append(b, '"')
 }
+
+// jsonSafe marks the ASCII bytes encoding/json writes as they are in an
+// HTML-escaped string.
+var jsonSafe = func() (t [128]bool) {
+	for c := 0x20; c < 0x80; c++ {
+		t[c] = c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
+	}
+	return t
+}()
 
 // dbIdentity names the database's content: a file's SHA-256, a
 // directory's tree fingerprint, or the name a server engine was given.
