@@ -303,6 +303,14 @@ func Build(ctx context.Context, dirs []string, o Options) (*Report, error) {
 	return rep, nil
 }
 
+// singleThreadItems is the largest run whose report DuckDB reads with one
+// thread: on two cores a second thread costs more CPU than it saves wall
+// time until about 25,000 items (`evalflow report`: 10,000 items 0.14 →
+// 0.11 s CPU and 0.16 → 0.13 s wall; 25,000 items 0.16 → 0.14 s CPU, the
+// same wall; 50,000 items 0.17 → 0.20 s wall; docs/benchmarks-baseline.md).
+// The page is the same either way (TestSameEveryTime).
+const singleThreadItems = 25_000
+
 func buildRun(ctx context.Context, index int, dir string, o Options) (*Run, error) {
 	m, err := rundir.Previous(dir)
 	if err != nil {
@@ -316,6 +324,12 @@ func buildRun(ctx context.Context, index int, dir string, o Options) (*Run, erro
 		return nil, err
 	}
 	defer db.Close()
+	if n := m.Counts.Items; n > 0 && n <= singleThreadItems {
+		// DuckDB's threads are a database-wide setting.
+		if _, err := db.ExecContext(ctx, "SET threads = 1"); err != nil {
+			return nil, err
+		}
+	}
 	r := &Run{Index: index, Dir: dir, Manifest: m, Partial: partial || m.Status == "running", Binary: map[string]bool{}}
 	for _, b := range m.BinaryMetrics {
 		r.Binary[b] = true
@@ -643,8 +657,11 @@ func (q *querier) latency(r *Run) error {
 			cols = q.attCols
 		}
 		c := runsql.Ident(s.col)
-		rows, err := q.db.QueryContext(q.ctx, fmt.Sprintf(`SELECT %s, count(%s), avg(%s), quantile_cont(%s, 0.5), quantile_cont(%s, 0.9), quantile_cont(%s, 0.99), max(%s)
-			FROM %s GROUP BY ALL ORDER BY 1`, q.cellExpr(cols), c, c, c, c, c, c, s.table))
+		// avg over the sorted values: DuckDB's parallel avg adds in an
+		// order that changes from one query to the next, and so did the
+		// mean's last digits; sorted, the page is the same every time.
+		rows, err := q.db.QueryContext(q.ctx, fmt.Sprintf(`SELECT %s, count(%s), avg(%s ORDER BY %s), quantile_cont(%s, 0.5), quantile_cont(%s, 0.9), quantile_cont(%s, 0.99), max(%s)
+			FROM %s GROUP BY ALL ORDER BY 1`, q.cellExpr(cols), c, c, c, c, c, c, c, s.table))
 		if err != nil {
 			return fmt.Errorf("latency: %w", err)
 		}
@@ -665,7 +682,7 @@ func (q *querier) latency(r *Run) error {
 		return nil
 	}
 	rows, err := q.db.QueryContext(q.ctx, fmt.Sprintf(`SELECT %s, count(*), count(*) FILTER (WHERE cache_hit),
-		coalesce(sum(input_tokens), 0), coalesce(sum(output_tokens), 0), coalesce(sum(cost), 0)
+		coalesce(sum(input_tokens), 0), coalesce(sum(output_tokens), 0), coalesce(sum(cost ORDER BY cost), 0)
 		FROM attempts GROUP BY ALL ORDER BY 1`, q.cellExpr(q.attCols)))
 	if err != nil {
 		return fmt.Errorf("cost: %w", err)

@@ -260,3 +260,72 @@ func BenchmarkLargeRun(b *testing.B) {
 	}
 	b.ReportMetric(float64(size), "page-bytes")
 }
+
+// TestSameEveryTime: the report of one run directory is the same page every
+// time it is built. Fractional latencies and costs in many row groups are
+// what DuckDB's parallel sums added in a different order from one query to
+// the next (the means' last digits changed between two reports).
+func TestSameEveryTime(t *testing.T) {
+	dir := t.TempDir()
+	writeRun(t, dir, 20_000, "")
+	db, err := sql.Open("duckdb", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, f := range []struct{ file, replace string }{
+		{rundir.ItemsFile, "(seq * 0.7318 + 0.013) / 3.7 AS duration_ms"},
+		{rundir.AttemptsFile, "(seq * 0.1234 + attempt) / 7.1 AS execute_ms, (seq % 97) * 0.000137 AS cost"},
+	} {
+		path := filepath.Join(dir, f.file)
+		if _, err := db.Exec(`COPY (SELECT * REPLACE (` + f.replace + `) FROM read_parquet('` + path + `')) TO '` + path + `.new' (FORMAT parquet, ROW_GROUP_SIZE 1024)`); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(path+".new", path); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var first []byte
+	for i := range 6 {
+		rep, err := Build(context.Background(), []string{dir}, Options{Version: "test"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var buf bytes.Buffer
+		if err := Write(&buf, rep); err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			first = buf.Bytes()
+			if !bytes.Contains(first, []byte("execute per attempt")) {
+				t.Fatal("no latency table on the page")
+			}
+			continue
+		}
+		if !bytes.Equal(buf.Bytes(), first) {
+			t.Fatalf("build %d differs from the first (%d and %d bytes)", i+1, buf.Len(), len(first))
+		}
+	}
+	// The manifest's count makes a run this small read with one thread:
+	// the same page.
+	m, err := rundir.Previous(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Counts.Items = 20_000
+	b, _ := json.Marshal(m)
+	if err := os.WriteFile(filepath.Join(dir, rundir.ManifestName), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Build(context.Background(), []string{dir}, Options{Version: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := Write(&buf, rep); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(buf.Bytes(), first) {
+		t.Fatalf("read with one thread, the page differs (%d and %d bytes)", buf.Len(), len(first))
+	}
+}
