@@ -180,9 +180,10 @@ start() {
       --dir "$dir" --daemonize yes --pidfile "$dir/valkey.pid" --logfile "$dir/valkey.log" \
       --loadmodule "$mod" BOLT_PORT "$bolt" >&2 || true
     for _ in $(seq 1 100); do
-      if ping_ok "$port" 2>/dev/null; then
-        pid=$(cat "$dir/valkey.pid" 2>/dev/null || true)
-        if [ -z "$pid" ]; then sleep 0.05; continue; fi
+      pid=$(cat "$dir/valkey.pid" 2>/dev/null || true)
+      # valkey writes its pidfile before it binds its port: until the file
+      # exists, a server answering there cannot be ours.
+      if [ -n "$pid" ] && ping_ok "$port" 2>/dev/null; then
         if [ "$(owner_pid "$port" 2>/dev/null)" != "$pid" ]; then
           log "port $port is answered by another server than ours (pid $pid)"
           break
@@ -198,8 +199,7 @@ start() {
         return 0
       fi
       # Gone already (port taken, module refused): try again or give up.
-      if [ -f "$dir/valkey.pid" ]; then
-        pid=$(cat "$dir/valkey.pid")
+      if [ -n "$pid" ]; then
         kill -0 "$pid" 2>/dev/null || break
       elif grep -qs 'Address already in use\|Module .* failed\|Can.t load' "$dir/valkey.log"; then
         break

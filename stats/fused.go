@@ -61,8 +61,9 @@ func percentileCI(means []float64, level float64) (lo, hi float64) {
 // for len(x) == len(y), from one stream of draws where it can.
 func bootstrapMeansPair(x, y []float64, resamples int, seed uint64) (mx, my []float64) {
 	n := uint64(len(x))
-	if n == 0 || n&(n-1) == 0 || constant(x) || constant(y) || newRunTable(x) != nil || newRunTable(y) != nil {
-		// Each alone has a cheaper path (a mask, one sum, a table).
+	if n == 0 || n&(n-1) == 0 || n >= runTableMinN || constant(x) || constant(y) {
+		// Each alone has a cheaper path (a mask, one sum) or may have one
+		// (a run table, for a large sample of long runs).
 		return bootstrapMeans(x, resamples, seed), bootstrapMeans(y, resamples, seed)
 	}
 	mx, my = make([]float64, resamples), make([]float64, resamples)
@@ -73,7 +74,7 @@ func bootstrapMeansPair(x, y []float64, resamples int, seed uint64) (mx, my []fl
 }
 
 // fastMeansPair is fastMeans for two samples of one length (not a power
-// of two) read through no run table.
+// of two, below runTableMinN).
 func fastMeansPair(x, y, mx, my []float64, seed uint64, procs int) bool {
 	n := uint64(len(x))
 	resamples := len(mx)

@@ -8,8 +8,9 @@ import (
 )
 
 // Two samples drawn together give each one's reference means bit for bit,
-// on every path (four blocks, the rest one by one, several goroutines),
-// and the rejection step's fallback keeps them exact too.
+// on every path (four blocks, the rest one by one, several goroutines).
+// (The fallback when a draw may need IntN's rejection step — the
+// reference loop for both — is not reached at these sizes.)
 func TestBootstrapMeansPairExact(t *testing.T) {
 	src := rand.New(rand.NewPCG(5, 6))
 	for _, n := range []int{3, 5, 7, 100, 1000, 4099} {

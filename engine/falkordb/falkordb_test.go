@@ -348,8 +348,8 @@ func TestStartOnTakenPort(t *testing.T) {
 	if !ping(serverAddr) {
 		t.Errorf("the server already on %s no longer answers", serverAddr)
 	}
-	if pid, ok := serverPID(serverAddr); !ok || pid <= 0 {
-		t.Errorf("INFO server of %s gave no process_id (%d, %v)", serverAddr, pid, ok)
+	if pid, err := serverPID(serverAddr); err != nil || pid <= 0 {
+		t.Errorf("INFO server of %s gave no process_id (%d, %v)", serverAddr, pid, err)
 	}
 }
 

@@ -103,11 +103,15 @@ func startOn(ctx context.Context, bin, module string, port, bolt int) (*Server, 
 		if ping(s.addr) {
 			// The port was free when drawn; another process may have taken
 			// it before this server bound it, and answer PING in its place.
-			if pid, ok := serverPID(s.addr); ok && pid == cmd.Process.Pid {
+			pid, err := serverPID(s.addr)
+			if err == nil && pid == cmd.Process.Pid {
 				return s, nil
 			}
 			s.Stop()
-			return nil, fmt.Errorf("falkordb: port %d is answered by another server than the one started (pid %d)", port, cmd.Process.Pid)
+			if err != nil {
+				return nil, fmt.Errorf("falkordb: the server on port %d answers PING but not INFO server: %v", port, err)
+			}
+			return nil, fmt.Errorf("falkordb: the server on port %d reports process_id %d, not the started %s (pid %d): another server holds the port, or %s does not exec the server itself", port, pid, bin, cmd.Process.Pid, bin)
 		}
 		select {
 		case <-s.done:
@@ -191,25 +195,24 @@ func ping(addr string) bool {
 
 // serverPID returns the process_id the server at addr reports in INFO
 // server.
-func serverPID(addr string) (int, bool) {
+func serverPID(addr string) (int, error) {
 	c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
 	if err != nil {
-		return 0, false
+		return 0, err
 	}
 	defer c.Close()
 	_ = c.SetDeadline(time.Now().Add(time.Second))
 	if _, err := c.Write([]byte("INFO server\r\n")); err != nil {
-		return 0, false
+		return 0, err
 	}
 	r := bufio.NewReader(c)
 	for {
 		line, err := r.ReadString('\n')
 		if err != nil {
-			return 0, false
+			return 0, fmt.Errorf("no process_id in its reply: %w", err)
 		}
 		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "process_id:"); ok {
-			pid, err := strconv.Atoi(v)
-			return pid, err == nil
+			return strconv.Atoi(v)
 		}
 	}
 }

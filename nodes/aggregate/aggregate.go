@@ -159,23 +159,22 @@ func (b *bootstraps) cis(seed uint64) (lo, hi []float64) {
 		return nil, nil
 	}
 	// Grouped by the number of resamples, which depends on the size.
+	// Sorted copies of one group of samples at a time.
 	byB := map[int][]int{}
 	var bs []int
-	xs := make([][]float64, len(b.vals))
 	for i, v := range b.vals {
-		xs[i] = slices.Sorted(slices.Values(v))
 		n := resamplesFor(len(v))
 		if _, ok := byB[n]; !ok {
 			bs = append(bs, n)
 		}
 		byB[n] = append(byB[n], i)
 	}
-	lo, hi = make([]float64, len(xs)), make([]float64, len(xs))
+	lo, hi = make([]float64, len(b.vals)), make([]float64, len(b.vals))
 	for _, n := range bs {
 		idx := byB[n]
 		sub := make([][]float64, len(idx))
 		for k, i := range idx {
-			sub[k] = xs[i]
+			sub[k] = slices.Sorted(slices.Values(b.vals[i]))
 		}
 		l, h := stats.BootstrapMeanCIs(sub, n, seed, CILevel)
 		for k, i := range idx {
