@@ -305,9 +305,10 @@ func Build(ctx context.Context, dirs []string, o Options) (*Report, error) {
 
 // singleThreadItems is the largest run whose report DuckDB reads with one
 // thread: on two cores a second thread costs more CPU than it saves wall
-// time until about 25,000 items (`evalflow report`: 10,000 items 0.14 →
-// 0.11 s CPU and 0.16 → 0.13 s wall; 25,000 items 0.16 → 0.14 s CPU, the
-// same wall; 50,000 items 0.17 → 0.20 s wall; docs/benchmarks-baseline.md).
+// time until about 25,000 items (`evalflow report`: 8,000–10,000 items
+// 0.13–0.14 → 0.11 s CPU and 0.15–0.17 → 0.12–0.13 s wall; 25,000 items
+// 0.16 → 0.14 s CPU, about the same wall; 50,000 items 0.17 → 0.20 s
+// wall; docs/benchmarks-baseline.md, "The same page every time").
 // The page is the same either way (TestSameEveryTime).
 const singleThreadItems = 25_000
 
