@@ -7,6 +7,8 @@ import (
 	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/evalflow/evalflow/internal/jsonquote"
 )
 
 // decodeChat reads a chat completion into out without reflection: it is
@@ -563,7 +565,7 @@ func getu4(s []byte) rune {
 // says false for what the Encoder refuses (a NaN or infinite float).
 func appendChatRequest(b []byte, body *chatRequest) ([]byte, bool) {
 	b = append(b, `{"model":`...)
-	b = appendJSONString(b, body.Model)
+	b = jsonquote.Append(b, body.Model, false)
 	b = append(b, `,"messages":`...)
 	if body.Messages == nil {
 		b = append(b, "null"...)
@@ -574,9 +576,9 @@ func appendChatRequest(b []byte, body *chatRequest) ([]byte, bool) {
 				b = append(b, ',')
 			}
 			b = append(b, `{"role":`...)
-			b = appendJSONString(b, m.Role)
+			b = jsonquote.Append(b, m.Role, false)
 			b = append(b, `,"content":`...)
-			b = appendJSONString(b, m.Content)
+			b = jsonquote.Append(b, m.Content, false)
 			b = append(b, '}')
 		}
 		b = append(b, ']')
@@ -608,65 +610,11 @@ func appendChatRequest(b []byte, body *chatRequest) ([]byte, bool) {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendJSONString(b, s)
+			b = jsonquote.Append(b, s, false)
 		}
 		b = append(b, ']')
 	}
 	return append(b, "}\n"...), true
-}
-
-// appendJSONString is encoding/json's string encoding without HTML
-// escaping.
-func appendJSONString(dst []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		if c := s[i]; c < utf8.RuneSelf {
-			if c >= ' ' && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			dst = append(dst, s[start:i]...)
-			switch c {
-			case '\\', '"':
-				dst = append(dst, '\\', c)
-			case '\b':
-				dst = append(dst, '\\', 'b')
-			case '\f':
-				dst = append(dst, '\\', 'f')
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		c, size := utf8.DecodeRuneInString(s[i:])
-		if c == utf8.RuneError && size == 1 {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if c == '\u2028' || c == '\u2029' {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, '\\', 'u', '2', '0', '2', hex[c&0xF])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
 }
 
 // appendJSONFloat is encoding/json's float64 encoding; false for NaN and

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/evalflow/evalflow/engine"
+	"github.com/evalflow/evalflow/internal/jsonquote"
 	"github.com/evalflow/evalflow/item"
 	"github.com/evalflow/evalflow/store"
 	"github.com/evalflow/evalflow/table"
@@ -185,11 +186,11 @@ func (m *material) appendJSON(b []byte) []byte {
 	b = append(b, `{"v":`...)
 	b = strconv.AppendInt(b, int64(m.V), 10)
 	b = append(b, `,"evalflow":`...)
-	b = appendJSONString(b, m.Evalflow)
+	b = jsonquote.Append(b, m.Evalflow, true)
 	b = append(b, `,"op":`...)
-	b = appendJSONString(b, m.Op)
+	b = jsonquote.Append(b, m.Op, true)
 	b = append(b, `,"engine_kind":`...)
-	b = appendJSONString(b, m.Kind)
+	b = jsonquote.Append(b, m.Kind, true)
 	if len(m.Options) > 0 {
 		o, err := json.Marshal(m.Options)
 		if err != nil {
@@ -202,63 +203,13 @@ func (m *material) appendJSON(b []byte) []byte {
 	b = append(b, `,"read_only":`...)
 	b = strconv.AppendBool(b, m.ReadOnly)
 	b = append(b, `,"db":`...)
-	b = appendJSONString(b, m.DB)
+	b = jsonquote.Append(b, m.DB, true)
 	b = append(b, `,"query":`...)
-	b = appendJSONString(b, m.Query)
+	b = jsonquote.Append(b, m.Query, true)
 	b = append(b, `,"max_rows":`...)
 	b = strconv.AppendInt(b, int64(m.MaxRows), 10)
 	return append(b, '}')
 }
-
-// appendJSONString appends s as encoding/json quotes it (HTML-escaped, as
-// json.Marshal does): ASCII here, by json's own rules; a string with any
-// other byte through json.Marshal.
-func appendJSONString(b []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		if s[i] >= 0x80 {
-			q, _ := json.Marshal(s)
-			return append(b, q...)
-		}
-	}
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if jsonSafe[c] {
-			continue
-		}
-		b = append(b, s[start:i]...)
-		switch c {
-		case '\\', '"':
-			b = append(b, '\\', c)
-		case '\b':
-			b = append(b, '\\', 'b')
-		case '\f':
-			b = append(b, '\\', 'f')
-		case '\n':
-			b = append(b, '\\', 'n')
-		case '\r':
-			b = append(b, '\\', 'r')
-		case '\t':
-			b = append(b, '\\', 't')
-		default: // other control bytes, < > &
-			const hex = "0123456789abcdef"
-			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-		}
-		start = i + 1
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
-}
-
-// jsonSafe marks the ASCII bytes encoding/json writes as they are in an
-// HTML-escaped string.
-var jsonSafe = func() (t [128]bool) {
-	for c := 0x20; c < 0x80; c++ {
-		t[c] = c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
-	}
-	return t
-}()
 
 // dbIdentity names the database's content: a file's SHA-256, a
 // directory's tree fingerprint, or the name a server engine was given.

@@ -274,20 +274,6 @@ func TestMaterialJSON(t *testing.T) {
 	}
 }
 
-// FuzzAppendJSONString: a key's strings are quoted as json.Marshal quotes
-// them, byte for byte, whatever they hold.
-func FuzzAppendJSONString(f *testing.F) {
-	for _, s := range []string{"", "SELECT 1", `a "b" \c`, "x < 1 AND y > 2 & z", "\x00\x01\b\f\n\r\t\x1f\x7f", "é", "\xff", "\u2028"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		want, _ := json.Marshal(s)
-		if got := appendJSONString([]byte("prefix"), s); string(got) != "prefix"+string(want) {
-			t.Fatalf("%q: got %s, want %s", s, got[6:], want)
-		}
-	})
-}
-
 // TestResultsHot: a hit read again is served from memory (the disk is read
 // once), as an independent table each time, and still counts as a hit.
 func TestResultsHot(t *testing.T) {
