@@ -5,10 +5,12 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"fmt"
 	"html/template"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -64,6 +66,20 @@ func writeRun(t testing.TB, dir string, n int, status string) {
 }
 
 func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
+
+// built builds dir's report and writes it: the report and its page.
+func built(t testing.TB, dir string) (*Report, []byte) {
+	t.Helper()
+	rep, err := Build(context.Background(), []string{dir}, Options{Version: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := Write(&buf, rep); err != nil {
+		t.Fatal(err)
+	}
+	return rep, buf.Bytes()
+}
 
 func TestLargeRunBoundedAndEscaped(t *testing.T) {
 	n := 100_000
@@ -239,6 +255,53 @@ func TestResultPreviews(t *testing.T) {
 	}
 }
 
+// BenchmarkThreads builds and writes the report of runs around
+// singleThreadItems with DuckDB's default threads and with one
+// (docs/benchmarks-baseline.md, "The same page every time"): ns/op is
+// the wall time, cpu-ms/op the process's CPU time (DuckDB's threads
+// included).
+func BenchmarkThreads(b *testing.B) {
+	defer func(n int) { singleThreadItems = n }(singleThreadItems)
+	for _, n := range []int{10_000, 25_000, 50_000} {
+		dir := b.TempDir()
+		writeRun(b, dir, n, "")
+		m, err := rundir.Previous(dir)
+		if err != nil {
+			b.Fatal(err)
+		}
+		m.Counts.Items = n
+		raw, _ := json.Marshal(m)
+		if err := os.WriteFile(filepath.Join(dir, rundir.ManifestName), raw, 0o644); err != nil {
+			b.Fatal(err)
+		}
+		for _, one := range []bool{false, true} {
+			name := fmt.Sprintf("items=%d/threads=default", n)
+			if one {
+				name = fmt.Sprintf("items=%d/threads=1", n)
+			}
+			b.Run(name, func(b *testing.B) {
+				singleThreadItems = 0
+				if one {
+					singleThreadItems = n
+				}
+				start := cpuTime()
+				for b.Loop() {
+					built(b, dir)
+				}
+				b.ReportMetric(float64((cpuTime()-start).Microseconds())/1000/float64(b.N), "cpu-ms/op")
+			})
+		}
+	}
+}
+
+// cpuTime is the process's user + system time so far (DuckDB's threads
+// included).
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
 // BenchmarkLargeRun builds and writes the report of a 100,000-item run
 // (docs/report.md, "Size and speed"): ns/op is the time, page-bytes the
 // size of the page.
@@ -285,25 +348,13 @@ func TestSameEveryTime(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	var first []byte
-	for i := range 6 {
-		rep, err := Build(context.Background(), []string{dir}, Options{Version: "test"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var buf bytes.Buffer
-		if err := Write(&buf, rep); err != nil {
-			t.Fatal(err)
-		}
-		if i == 0 {
-			first = buf.Bytes()
-			if !bytes.Contains(first, []byte("execute per attempt")) {
-				t.Fatal("no latency table on the page")
-			}
-			continue
-		}
-		if !bytes.Equal(buf.Bytes(), first) {
-			t.Fatalf("build %d differs from the first (%d and %d bytes)", i+1, buf.Len(), len(first))
+	_, first := built(t, dir)
+	if !bytes.Contains(first, []byte("execute per attempt")) {
+		t.Fatal("no latency table on the page")
+	}
+	for i := 1; i < 6; i++ {
+		if _, got := built(t, dir); !bytes.Equal(got, first) {
+			t.Fatalf("build %d differs from the first (%d and %d bytes)", i+1, len(got), len(first))
 		}
 	}
 	// The manifest's count makes a run this small read with one thread:
@@ -317,15 +368,7 @@ func TestSameEveryTime(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, rundir.ManifestName), b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	rep, err := Build(context.Background(), []string{dir}, Options{Version: "test"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var buf bytes.Buffer
-	if err := Write(&buf, rep); err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(buf.Bytes(), first) {
-		t.Fatalf("read with one thread, the page differs (%d and %d bytes)", buf.Len(), len(first))
+	if _, got := built(t, dir); !bytes.Equal(got, first) {
+		t.Fatalf("read with one thread, the page differs (%d and %d bytes)", len(got), len(first))
 	}
 }

@@ -49,8 +49,8 @@ func BootstrapMeanCIs(xs [][]float64, resamples int, seed uint64, level float64)
 	return lo, hi
 }
 
-// percentileCI sorts means and reads the interval off them as
-// bootstrapMeanCI does.
+// percentileCI sorts means and reads the percentile interval at level off
+// them.
 func percentileCI(means []float64, level float64) (lo, hi float64) {
 	slices.Sort(means)
 	alpha := (1 - level) / 2

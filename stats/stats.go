@@ -63,7 +63,6 @@ package stats
 import (
 	"fmt"
 	"math"
-	"slices"
 	"sort"
 
 	"gonum.org/v1/gonum/stat/distuv"
@@ -279,10 +278,7 @@ func bootstrapMeanCI(fn string, x []float64, resamples int, seed uint64, level f
 	if n == 0 {
 		return math.NaN(), math.NaN()
 	}
-	means := bootstrapMeans(x, resamples, seed) // bootstrap.go: the same means as one PCG stream, faster
-	slices.Sort(means)
-	alpha := (1 - level) / 2
-	return percentileLinear(means, alpha*100), percentileLinear(means, (1-alpha)*100)
+	return percentileCI(bootstrapMeans(x, resamples, seed), level) // bootstrap.go: the same means as one PCG stream, faster
 }
 
 // percentileLinear is numpy.percentile(sorted, q) with NumPy's default

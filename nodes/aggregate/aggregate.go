@@ -113,14 +113,11 @@ const (
 // CI computes a row's interval: Wilson over the sum of a 0/1 metric, a
 // percentile bootstrap over vals otherwise.
 func CI(binary bool, sum float64, n int, vals []float64, seed uint64) (lo, hi float64, method string) {
-	if n == 0 {
-		return math.NaN(), math.NaN(), ""
-	}
-	if binary {
-		lo, hi = stats.Wilson(int(math.Round(sum)), n, CILevel)
-		return lo, hi, "wilson"
-	}
-	if len(vals) == 0 {
+	if !bootstrapped(binary, n, vals) {
+		if binary && n > 0 {
+			lo, hi = stats.Wilson(int(math.Round(sum)), n, CILevel)
+			return lo, hi, "wilson"
+		}
 		return math.NaN(), math.NaN(), ""
 	}
 	// Sorted, so the interval does not depend on the order items finished
@@ -128,6 +125,11 @@ func CI(binary bool, sum float64, n int, vals []float64, seed uint64) (lo, hi fl
 	vals = slices.Sorted(slices.Values(vals))
 	lo, hi = stats.BootstrapMeanCI(vals, resamplesFor(len(vals)), seed, CILevel)
 	return lo, hi, "bootstrap"
+}
+
+// bootstrapped reports whether CI's interval for these is a bootstrap.
+func bootstrapped(binary bool, n int, vals []float64) bool {
+	return !binary && n > 0 && len(vals) > 0
 }
 
 // resamplesFor is the number of bootstrap resamples of n values.
@@ -391,10 +393,10 @@ func (ag *Aggregate) Rows(ctx context.Context) []Row {
 				ErrItems: c.errItems, NOK: c.nOK}
 			r.Mean = mean(c.sum, c.n)
 			r.MeanOK = mean(c.sumOK, c.nOK)
-			if ag.binary[m] || c.n == 0 || len(c.vals) == 0 {
-				r.CILow, r.CIHigh, r.CIMethod = CI(ag.binary[m], c.sum, c.n, c.vals, ag.seed)
-			} else {
+			if bootstrapped(ag.binary[m], c.n, c.vals) {
 				boot.add(len(out), c.vals)
+			} else {
+				r.CILow, r.CIHigh, r.CIMethod = CI(ag.binary[m], c.sum, c.n, c.vals, ag.seed)
 			}
 			if base, ok := ag.suite[m]; ok {
 				r.SuiteOf, r.Flipped = base, c.flipped
