@@ -372,3 +372,23 @@ func TestSameEveryTime(t *testing.T) {
 		t.Fatalf("read with one thread, the page differs (%d and %d bytes)", len(got), len(first))
 	}
 }
+
+// BenchmarkWrite renders the page of a 10,000-item run (500 items shown,
+// each with two result previews) from a built report: the template's
+// share of `evalflow report` (docs/benchmarks-baseline.md).
+func BenchmarkWrite(b *testing.B) {
+	dir := b.TempDir()
+	writeRun(b, dir, 10_000, "")
+	rep, err := Build(context.Background(), []string{dir}, Options{Version: "bench"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var buf bytes.Buffer
+	for b.Loop() {
+		buf.Reset()
+		if err := Write(&buf, rep); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(buf.Len()), "page-bytes")
+}
