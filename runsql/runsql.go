@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	duckdb "github.com/duckdb/duckdb-go/v2"
 
@@ -27,7 +28,7 @@ func Open(ctx context.Context, dir string) (db *sql.DB, partial bool, err error)
 	if _, err := os.Stat(filepath.Join(dir, rundir.ManifestName)); err != nil {
 		return nil, false, fmt.Errorf("%s is not a run directory (no %s)", dir, rundir.ManifestName)
 	}
-	c, err := duckdb.NewConnector("", nil)
+	c, err := connector()
 	if err != nil {
 		return nil, false, err
 	}
@@ -55,6 +56,50 @@ func Open(ctx context.Context, dir string) (db *sql.DB, partial bool, err error)
 		}
 	}
 	return db, partial, nil
+}
+
+// warmed holds the instance Warm started, until an Open takes it.
+var warmed struct {
+	sync.Mutex
+	c chan warmConnector
+}
+
+type warmConnector struct {
+	c   *duckdb.Connector
+	err error
+}
+
+// Warm starts creating, in the background, the DuckDB instance the next
+// Open will use: about 10 ms of DuckDB's start-up that evalflow run takes
+// off the end of the run, where the report waits for it (the instance is
+// empty and in memory; Open adds the views). Calling it again before an
+// Open does nothing.
+func Warm() {
+	warmed.Lock()
+	defer warmed.Unlock()
+	if warmed.c != nil {
+		return
+	}
+	ch := make(chan warmConnector, 1)
+	warmed.c = ch
+	go func() {
+		c, err := duckdb.NewConnector("", nil)
+		ch <- warmConnector{c, err}
+	}()
+}
+
+// connector is the instance Warm started (waiting for it), or a new one.
+func connector() (*duckdb.Connector, error) {
+	warmed.Lock()
+	ch := warmed.c
+	warmed.c = nil
+	warmed.Unlock()
+	if ch != nil {
+		if w := <-ch; w.err == nil {
+			return w.c, nil
+		}
+	}
+	return duckdb.NewConnector("", nil)
 }
 
 // Quote is s as an SQL string literal.

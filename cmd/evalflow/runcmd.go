@@ -31,6 +31,7 @@ import (
 	"github.com/evalflow/evalflow/nodes/aggregate"
 	"github.com/evalflow/evalflow/planner"
 	"github.com/evalflow/evalflow/rundir"
+	"github.com/evalflow/evalflow/runsql"
 	"github.com/evalflow/evalflow/store"
 	"github.com/evalflow/evalflow/table"
 	"github.com/zclconf/go-cty/cty"
@@ -433,6 +434,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if resumed {
 		fmt.Fprintf(stderr, "evalflow run: resuming %s: %d finished items kept\n", dir, kept)
 	}
+	runsql.Warm() // the report's DuckDB starts while the items run
 
 	parallel := min(*cellsAtOnce, len(cells))
 	for _, sb := range p.Sinks {
