@@ -396,10 +396,14 @@ func buildRun(ctx context.Context, index int, dir string, o Options) (*Run, erro
 		}
 	}
 	if oneThread {
-		var wg conc.WaitGroup
-		wg.Go(func() { run(1) })
-		run(0)
-		wg.Wait()
+		func() {
+			var wg conc.WaitGroup
+			// Waited for also when lane 0 panics: the deferred db.Close
+			// must not close the database under lane 1.
+			defer wg.Wait()
+			wg.Go(func() { run(1) })
+			run(0)
+		}()
 	} else {
 		run(0)
 		if errs[0] == nil {
@@ -683,16 +687,16 @@ func (q *querier) latency(r *Run) error {
 	// its Parquet file once, and the three quantiles of a column come from
 	// one sort (quantile_cont with a list of fractions gives each the value
 	// it gives alone).
-	byCol := map[string][]Latency{}
+	bySrc := make([][]Latency, len(srcs))
 	for _, table := range []string{"items", "attempts"} {
-		var mine []src
+		var mine []int // indexes into srcs
 		var sel []string
-		for _, s := range srcs {
+		for i, s := range srcs {
 			if s.table != table {
 				continue
 			}
 			c := runsql.Ident(s.col)
-			mine = append(mine, s)
+			mine = append(mine, i)
 			// avg over the sorted values: DuckDB's parallel avg adds in an
 			// order that changes from one query to the next, and so did the
 			// mean's last digits; sorted, the page is the same every time.
@@ -723,14 +727,14 @@ func (q *querier) latency(r *Run) error {
 				rows.Close()
 				return err
 			}
-			for i, s := range mine {
-				l := ls[i]
+			for i, k := range mine {
+				s, l := srcs[k], ls[i]
 				l.Cell, l.Table, l.Column, l.Label = cell, s.table, s.col, s.label
 				if l.P50, l.P90, l.P99, err = quantiles3(qs[i]); err != nil {
 					rows.Close()
 					return fmt.Errorf("latency of %s: %w", s.col, err)
 				}
-				byCol[s.col] = append(byCol[s.col], l)
+				bySrc[k] = append(bySrc[k], l)
 			}
 		}
 		rows.Close()
@@ -738,8 +742,8 @@ func (q *querier) latency(r *Run) error {
 			return err
 		}
 	}
-	for _, s := range srcs {
-		r.Latency = append(r.Latency, byCol[s.col]...)
+	for _, ls := range bySrc {
+		r.Latency = append(r.Latency, ls...)
 	}
 	if !slices.Contains(q.attCols, "cost") {
 		return nil

@@ -22,7 +22,7 @@ func runDir(t *testing.T, n int) string {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	if _, err := db.Exec(`COPY (SELECT i AS seq FROM range(?) t(i)) TO ` + Quote(filepath.Join(dir, rundir.ItemsFile)) + ` (FORMAT parquet)`, n); err != nil {
+	if _, err := db.Exec(`COPY (SELECT i AS seq FROM range(?) t(i)) TO `+Quote(filepath.Join(dir, rundir.ItemsFile))+` (FORMAT parquet)`, n); err != nil {
 		t.Fatal(err)
 	}
 	return dir
