@@ -21,6 +21,7 @@ import (
 	"maps"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/sourcegraph/conc"
@@ -880,7 +881,32 @@ func (q *querier) items(r *Run, max int) error {
 		}
 	}
 	order := fmt.Sprintf("CASE WHEN status <> 'ok' OR coalesce(error_class, '') <> '' THEN 0 WHEN %s THEN 1 WHEN %s THEN 2 ELSE 3 END, seq", wrong, separated)
-	rows, err := q.db.QueryContext(q.ctx, fmt.Sprintf("SELECT %s FROM items ORDER BY %s LIMIT %d", strings.Join(sel, ", "), order, max))
+	// The items shown are chosen first, by their seq (unique in a run,
+	// cells included), and only they are read whole: ordering every
+	// item's texts and previews to keep max of them was most of the
+	// report's time on large runs.
+	shown, err := q.db.QueryContext(q.ctx, fmt.Sprintf("SELECT seq FROM items ORDER BY %s LIMIT %d", order, max))
+	if err != nil {
+		return fmt.Errorf("choosing items: %w", err)
+	}
+	var seqs []string
+	for shown.Next() {
+		var seq int64
+		if err := shown.Scan(&seq); err != nil {
+			shown.Close()
+			return err
+		}
+		seqs = append(seqs, strconv.FormatInt(seq, 10))
+	}
+	shown.Close()
+	if err := shown.Err(); err != nil {
+		return err
+	}
+	if len(seqs) == 0 {
+		return nil
+	}
+	rows, err := q.db.QueryContext(q.ctx, fmt.Sprintf("SELECT %s FROM items WHERE seq IN (%s) ORDER BY %s",
+		strings.Join(sel, ", "), strings.Join(seqs, ", "), order))
 	if err != nil {
 		return fmt.Errorf("reading items: %w", err)
 	}
