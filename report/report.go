@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -308,15 +309,25 @@ func Build(ctx context.Context, dirs []string, o Options) (*Report, error) {
 }
 
 // singleThreadItems is the largest run whose report DuckDB reads with one
-// thread: on two cores a second thread costs more CPU than it saves wall
-// time until about 25,000 items (`evalflow report`: 8,000–10,000 items
-// 0.13–0.14 → 0.11 s CPU and 0.15–0.17 → 0.12–0.13 s wall; 25,000 items
-// 0.16 → 0.14 s CPU, about the same wall; 50,000 items 0.17 → 0.20 s
-// wall; docs/benchmarks-baseline.md, "The same page every time";
-// BenchmarkThreads in-process).
-// The page is the same either way (TestSameEveryTime). A variable for
-// BenchmarkThreads only.
-var singleThreadItems = 25_000
+// thread a lane: on two cores a second thread costs more CPU than it saves
+// wall time until about 25,000 items (`evalflow report`: 8,000–10,000
+// items 0.13–0.14 → 0.11 s CPU and 0.15–0.17 → 0.12–0.13 s wall;
+// docs/benchmarks-baseline.md, "The same page every time"; BenchmarkThreads
+// in-process). Larger runs give each of the two lanes half the cores (on
+// two cores, one each: at 100,000 and 1,000,000 items the lanes side by
+// side took 15% off the report's wall time against two threads one lane
+// after the other, for the same CPU and peak memory; "The report rendered
+// in Go"). The page is the same either way (TestSameEveryTime).
+const singleThreadItems = 25_000
+
+// threadsFor is DuckDB's threads for a run of n items (0: not counted). A
+// variable for BenchmarkThreads only.
+var threadsFor = func(n int) int {
+	if n > 0 && n <= singleThreadItems {
+		return 1
+	}
+	return max(1, runtime.NumCPU()/2)
+}
 
 func buildRun(ctx context.Context, index int, dir string, o Options) (*Run, error) {
 	m, err := rundir.Previous(dir)
@@ -331,12 +342,10 @@ func buildRun(ctx context.Context, index int, dir string, o Options) (*Run, erro
 		return nil, err
 	}
 	defer db.Close()
-	oneThread := m.Counts.Items > 0 && m.Counts.Items <= singleThreadItems
-	if oneThread {
-		// DuckDB's threads are a database-wide setting.
-		if _, err := db.ExecContext(ctx, "SET threads = 1"); err != nil {
-			return nil, err
-		}
+	// DuckDB's threads are a database-wide setting: each lane below gets
+	// this many.
+	if _, err := db.ExecContext(ctx, fmt.Sprintf("SET threads = %d", threadsFor(m.Counts.Items))); err != nil {
+		return nil, err
 	}
 	r := &Run{Index: index, Dir: dir, Manifest: m, Partial: partial || m.Status == "running", Binary: map[string]bool{}}
 	for _, b := range m.BinaryMetrics {
@@ -378,12 +387,8 @@ func buildRun(ctx context.Context, index int, dir string, o Options) (*Run, erro
 	}
 	q.attCols = attCols
 	// Two lanes of sections (groups needs metricTable's rows; every
-	// section fills fields of its own). A small run, read with one DuckDB
-	// thread, runs the lanes side by side on two connections: the page
-	// comes in about two thirds of the time, for the same CPU. A large run
-	// runs them one after the other: side by side saved about 0.2 s at a
-	// million items on two cores but added 65-100 MB of DuckDB memory to
-	// the run's peak.
+	// section fills fields of its own), side by side on two connections:
+	// the page comes in about two thirds of the time, for the same CPU.
 	lanes := [2][]func(*Run) error{
 		{q.metricTable, q.groups, q.counts, q.refine},
 		{q.latency, func(r *Run) error { return q.items(r, o.MaxItems) }},
@@ -396,21 +401,14 @@ func buildRun(ctx context.Context, index int, dir string, o Options) (*Run, erro
 			}
 		}
 	}
-	if oneThread {
-		func() {
-			var wg conc.WaitGroup
-			// Waited for also when lane 0 panics: the deferred db.Close
-			// must not close the database under lane 1.
-			defer wg.Wait()
-			wg.Go(func() { run(1) })
-			run(0)
-		}()
-	} else {
+	func() {
+		var wg conc.WaitGroup
+		// Waited for also when lane 0 panics: the deferred db.Close must
+		// not close the database under lane 1.
+		defer wg.Wait()
+		wg.Go(func() { run(1) })
 		run(0)
-		if errs[0] == nil {
-			run(1)
-		}
-	}
+	}()
 	if err := cmp.Or(errs[0], errs[1]); err != nil {
 		return nil, err
 	}
