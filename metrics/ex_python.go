@@ -2,7 +2,7 @@ package metrics
 
 import (
 	"math"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -16,21 +16,29 @@ import (
 //
 // It returns true when the results may still be equal.
 func exQuickReject(gold, pred [][]table.Value, ordered bool) bool {
+	type cell struct {
+		sortKey string
+		v       table.Value
+	}
+	var cells []cell
+	var buf []byte
 	unorder := func(rows [][]table.Value) []string {
 		out := make([]string, len(rows))
 		for i, row := range rows {
-			type cell struct {
-				sortKey string
-				v       table.Value
-			}
-			cells := make([]cell, len(row))
-			for j, v := range row {
-				cells[j] = cell{pyStr(v) + pyTypeStr(v), v}
-			}
-			sort.SliceStable(cells, func(a, b int) bool { return cells[a].sortKey < cells[b].sortKey })
-			var buf []byte
-			for _, c := range cells {
-				buf = exValueKey(buf, c.v)
+			buf = buf[:0]
+			if len(row) == 1 {
+				// One cell has one order: no sort keys to build (most
+				// results have one column).
+				buf = exValueKey(buf, row[0])
+			} else {
+				cells = cells[:0]
+				for _, v := range row {
+					cells = append(cells, cell{pyStr(v) + pyTypeStr(v), v})
+				}
+				slices.SortStableFunc(cells, func(a, b cell) int { return strings.Compare(a.sortKey, b.sortKey) })
+				for _, c := range cells {
+					buf = exValueKey(buf, c.v)
+				}
 			}
 			out[i] = string(buf)
 		}
