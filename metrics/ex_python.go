@@ -16,45 +16,44 @@ import (
 //
 // It returns true when the results may still be equal.
 func exQuickReject(gold, pred [][]table.Value, ordered bool) bool {
+	return sameRowKeys(unorderedRows(gold), unorderedRows(pred), ordered)
+}
+
+// unorderedRows is each row's cells sorted by str(x) + str(type(x)), as
+// one key a row.
+func unorderedRows(rows [][]table.Value) []string {
 	type cell struct {
 		sortKey string
 		v       table.Value
 	}
 	var cells []cell
 	var buf []byte
-	unorder := func(rows [][]table.Value) []string {
-		out := make([]string, len(rows))
-		for i, row := range rows {
-			buf = buf[:0]
-			if len(row) == 1 {
-				// One cell has one order: no sort keys to build (most
-				// results have one column).
-				buf = exValueKey(buf, row[0])
-			} else {
-				cells = cells[:0]
-				for _, v := range row {
-					cells = append(cells, cell{pyStr(v) + pyTypeStr(v), v})
-				}
-				slices.SortStableFunc(cells, func(a, b cell) int { return strings.Compare(a.sortKey, b.sortKey) })
-				for _, c := range cells {
-					buf = exValueKey(buf, c.v)
-				}
+	out := make([]string, len(rows))
+	for i, row := range rows {
+		buf = buf[:0]
+		if len(row) == 1 {
+			// One cell has one order: no sort keys to build (most results
+			// have one column).
+			buf = exValueKey(buf, row[0])
+		} else {
+			cells = cells[:0]
+			for _, v := range row {
+				cells = append(cells, cell{pyStr(v) + pyTypeStr(v), v})
 			}
-			out[i] = string(buf)
+			slices.SortStableFunc(cells, func(a, b cell) int { return strings.Compare(a.sortKey, b.sortKey) })
+			for _, c := range cells {
+				buf = exValueKey(buf, c.v)
+			}
 		}
-		return out
+		out[i] = string(buf)
 	}
-	s1, s2 := unorder(gold), unorder(pred)
+	return out
+}
+
+// sameRowKeys is s1 == s2 when ordered, else set(s1) == set(s2).
+func sameRowKeys(s1, s2 []string, ordered bool) bool {
 	if ordered {
-		if len(s1) != len(s2) {
-			return false
-		}
-		for i := range s1 {
-			if s1[i] != s2[i] {
-				return false
-			}
-		}
-		return true
+		return slices.Equal(s1, s2)
 	}
 	set1 := make(map[string]bool, len(s1))
 	for _, k := range s1 {
