@@ -140,108 +140,86 @@ func itemHTML(r *Run, it Item) template.HTML {
 	w(seq)
 	w("\">\n<div><b>#")
 	w(seq)
-	w("</b> <code>")
-	escapeText(&b, it.ID)
-	w("</code>")
+	elem(&b, "</b> <code>", it.ID, "</code>")
 	if it.Cell != "" {
-		w(" · <code>")
-		escapeText(&b, it.Cell)
-		w("</code>")
+		elem(&b, " · <code>", it.Cell, "</code>")
 	}
 	if it.DB != "" {
-		w(" · db <code>")
-		escapeText(&b, it.DB)
-		w("</code>")
+		elem(&b, " · db <code>", it.DB, "</code>")
 	}
 	w("\n · <span class=\"tag")
 	if it.Status != "ok" {
 		w(" bad")
 	}
-	w(`">`)
-	escapeText(&b, it.Status)
-	w("</span>")
+	elem(&b, `">`, it.Status, "</span>")
 	if it.ErrorClass != "" {
-		w(` <span class="tag bad">`)
-		escapeText(&b, it.ErrorClass)
-		w("</span>")
+		elem(&b, ` <span class="tag bad">`, it.ErrorClass, "</span>")
 	}
 	w("\n · attempts ")
 	w(string(num(key("item", r.Index, it.Seq, "attempts"), it.Attempts, 0)))
 	w("\n")
 	for _, v := range it.Values {
-		w(" · ")
-		escapeText(&b, v.Metric)
-		w(" ")
+		elem(&b, " · ", v.Metric, " ")
 		w(string(num(key("item", r.Index, it.Seq, v.Metric), v.Value, 3)))
 	}
-	w("</div>\n<p>")
-	escapeText(&b, it.Question)
-	w("</p>\n<div class=\"sbs\">\n<div><div class=\"muted\">gold</div><pre>")
+	elem(&b, "</div>\n<p>", it.Question, "</p>\n<div class=\"sbs\">\n<div><div class=\"muted\">gold</div><pre>")
 	escapeText(&b, it.Gold)
-	w("</pre></div>\n<div><div class=\"muted\">prediction</div><pre>")
-	escapeText(&b, it.Pred)
-	w("</pre></div>\n<div class=\"result gold\"><div class=\"muted\">gold result</div>")
+	elem(&b, "</pre></div>\n<div><div class=\"muted\">prediction</div><pre>", it.Pred, "</pre></div>\n<div class=\"result gold\"><div class=\"muted\">gold result</div>")
 	if it.GoldError != "" {
-		w(`<pre class="err">`)
-		escapeText(&b, it.GoldError)
-		w("</pre>")
+		elem(&b, `<pre class="err">`, it.GoldError, "</pre>")
 	} else {
-		rowsCut(&b, it.GoldPreview, it.GoldRows)
-		w(string(num(key("item", r.Index, it.Seq, "gold_rows"), it.GoldRows, 0)))
-		w(" rows")
-		preview(&b, it.GoldPreview)
+		itemResult(&b, it.GoldPreview, it.GoldRows, num(key("item", r.Index, it.Seq, "gold_rows"), it.GoldRows, 0))
 	}
 	w("</div>\n<div class=\"result pred\"><div class=\"muted\">prediction result</div>")
 	if it.PredRows.Valid {
-		rowsCut(&b, it.PredPreview, it.PredRows)
-		w(string(num(key("item", r.Index, it.Seq, "pred_rows"), it.PredRows, 0)))
-		w(" rows")
-		preview(&b, it.PredPreview)
+		itemResult(&b, it.PredPreview, it.PredRows, num(key("item", r.Index, it.Seq, "pred_rows"), it.PredRows, 0))
 	} else {
 		w("did not run")
 	}
 	for _, e := range []string{it.ErrMessage, it.Error} {
 		if e != "" {
-			w(`<pre class="err">`)
-			escapeText(&b, e)
-			w("</pre>")
+			elem(&b, `<pre class="err">`, e, "</pre>")
 		}
 	}
 	w("</div>\n")
 	if s := it.Suite; s != nil {
 		if s.Own {
-			w(`<div class="suite own" data-suite-db="`)
-			escapeText(&b, s.DB)
-			w(`"><div class="muted">`)
+			elem(&b, `<div class="suite own" data-suite-db="`, s.DB, `"><div class="muted">`)
 			escapeText(&b, s.Metric)
-			w(": the item's own database <code>")
-			escapeText(&b, s.DB)
-			w("</code> separates the prediction from the gold (the results above)</div></div>\n")
+			elem(&b, ": the item's own database <code>", s.DB, "</code> separates the prediction from the gold (the results above)</div></div>\n")
 		} else {
-			w(`<div class="result suite-gold" data-suite-db="`)
+			elem(&b, `<div class="result suite-gold" data-suite-db="`, s.DB, `"><div class="muted">gold result on test database <code>`)
 			escapeText(&b, s.DB)
-			w(`"><div class="muted">gold result on test database <code>`)
-			escapeText(&b, s.DB)
-			w("</code>, which separates the prediction from the gold (")
-			escapeText(&b, s.Metric)
-			w(")</div>")
+			elem(&b, "</code>, which separates the prediction from the gold (", s.Metric, ")</div>")
 			suiteResult(&b, s.Gold, "not stored")
-			w("</div>\n<div class=\"result suite-pred\" data-suite-db=\"")
-			escapeText(&b, s.DB)
-			w(`"><div class="muted">prediction result on <code>`)
+			elem(&b, "</div>\n<div class=\"result suite-pred\" data-suite-db=\"", s.DB, `"><div class="muted">prediction result on <code>`)
 			escapeText(&b, s.DB)
 			w("</code></div>")
 			suiteResult(&b, s.Pred, "did not run")
 			if s.Note != "" {
-				w(`<pre class="err">`)
-				escapeText(&b, s.Note)
-				w("</pre>")
+				elem(&b, `<pre class="err">`, s.Note, "</pre>")
 			}
 			w("</div>\n")
 		}
 	}
 	w("</div>\n</div>")
 	return template.HTML(b.String())
+}
+
+// itemResult is one of the item's results: how many rows (count, with its
+// hooks) and its preview.
+func itemResult(b *strings.Builder, v *ResultView, rows sql.NullInt64, count template.HTML) {
+	rowsCut(b, v, rows)
+	b.WriteString(string(count))
+	b.WriteString(" rows")
+	preview(b, v)
+}
+
+// elem writes open, s escaped as element text (escapeText), and close.
+func elem(b *strings.Builder, open, s, close string) {
+	b.WriteString(open)
+	escapeText(b, s)
+	b.WriteString(close)
 }
 
 // suiteResult is a result on a test database: how many rows and its
@@ -252,10 +230,7 @@ func suiteResult(b *strings.Builder, v *ResultView, missing string) {
 		return
 	}
 	total := v.Total()
-	rowsCut(b, v, total)
-	b.WriteString(strconv.FormatInt(total.Int64, 10))
-	b.WriteString(" rows")
-	preview(b, v)
+	itemResult(b, v, total, template.HTML(strconv.FormatInt(total.Int64, 10)))
 }
 
 // rowsCut says "first N of " when v holds fewer rows than the result.
@@ -274,9 +249,7 @@ func preview(b *strings.Builder, v *ResultView) {
 	}
 	w := b.WriteString
 	if v.Err != "" {
-		w(`<div class="err">the stored preview cannot be read: `)
-		escapeText(b, v.Err)
-		w("</div>")
+		elem(b, `<div class="err">the stored preview cannot be read: `, v.Err, "</div>")
 		return
 	}
 	if v.ColumnsCut {
@@ -293,9 +266,7 @@ func preview(b *strings.Builder, v *ResultView) {
 	if len(v.Columns) > 0 {
 		w(`<div class="pv"><table class="preview"><tr>`)
 		for _, c := range v.Columns {
-			w("<th>")
-			escapeText(b, c)
-			w("</th>")
+			elem(b, "<th>", c, "</th>")
 		}
 		w("</tr>\n")
 		for _, row := range v.Rows {

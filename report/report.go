@@ -24,6 +24,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/sourcegraph/conc"
 
@@ -320,6 +321,10 @@ func Build(ctx context.Context, dirs []string, o Options) (*Report, error) {
 // in Go"). The page is the same either way (TestSameEveryTime).
 const singleThreadItems = 25_000
 
+// sectionTook, when set, is told how long each section of a run took
+// (BenchmarkSections). Called from both lanes at once.
+var sectionTook func(section string, took time.Duration)
+
 // threadsFor is DuckDB's threads for a run of n items (0: not counted). A
 // variable for BenchmarkThreads only.
 var threadsFor = func(n int) int {
@@ -389,15 +394,23 @@ func buildRun(ctx context.Context, index int, dir string, o Options) (*Run, erro
 	// Two lanes of sections (groups needs metricTable's rows; every
 	// section fills fields of its own), side by side on two connections:
 	// the page comes in about two thirds of the time, for the same CPU.
-	lanes := [2][]func(*Run) error{
-		{q.metricTable, q.groups, q.counts, q.refine},
-		{q.latency, func(r *Run) error { return q.items(r, o.MaxItems) }},
+	type section struct {
+		name string
+		f    func(*Run) error
+	}
+	lanes := [2][]section{
+		{{"metrics", q.metricTable}, {"groups", q.groups}, {"counts", q.counts}, {"refine", q.refine}},
+		{{"latency", q.latency}, {"items", func(r *Run) error { return q.items(r, o.MaxItems) }}},
 	}
 	var errs [2]error
 	run := func(i int) {
-		for _, f := range lanes[i] {
-			if errs[i] = f(r); errs[i] != nil {
+		for _, s := range lanes[i] {
+			start := time.Now()
+			if errs[i] = s.f(r); errs[i] != nil {
 				return
+			}
+			if sectionTook != nil {
+				sectionTook(s.name, time.Since(start))
 			}
 		}
 	}

@@ -7,10 +7,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"html/template"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -90,16 +92,9 @@ func TestLargeRunBoundedAndEscaped(t *testing.T) {
 	dir := t.TempDir()
 	writeRun(t, dir, n, "")
 	start := time.Now()
-	rep, err := Build(context.Background(), []string{dir}, Options{Version: "test"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var buf bytes.Buffer
-	if err := Write(&buf, rep); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("%d items: report in %v, %d bytes", n, time.Since(start), buf.Len())
-	page := buf.String()
+	rep, raw := built(t, dir)
+	t.Logf("%d items: report in %v, %d bytes", n, time.Since(start), len(raw))
+	page := string(raw)
 	r := rep.Runs[0]
 	if r.ItemsTotal != n || r.ItemsShown != DefaultMaxItems {
 		t.Errorf("items %d shown %d, want %d and %d", r.ItemsTotal, r.ItemsShown, n, DefaultMaxItems)
@@ -122,8 +117,8 @@ func TestLargeRunBoundedAndEscaped(t *testing.T) {
 	if it := r.Items[0]; it.Seq != 1 || it.ErrorClass != "execution" {
 		t.Errorf("first item %d (status %s, class %q); errored ones come first, in run order", it.Seq, it.Status, it.ErrorClass)
 	}
-	if buf.Len() > 4<<20 {
-		t.Errorf("the page is %d bytes for %d items", buf.Len(), n)
+	if len(raw) > 4<<20 {
+		t.Errorf("the page is %d bytes for %d items", len(raw), n)
 	}
 	if !strings.Contains(page, "the other items are left out of this page") {
 		t.Error("the page does not say items were left out")
@@ -288,6 +283,51 @@ func BenchmarkThreads(b *testing.B) {
 	}
 }
 
+// BenchmarkSections builds and writes the report of runs of 10,000 and
+// 100,000 items, the page's sections in their two lanes as a run's report
+// has them: ns/op is the whole, each <section>-ms/op one section's time
+// (the two lanes' sections overlap), render-ms/op the page's rendering
+// (docs/benchmarks-baseline.md, "The report rendered in Go").
+func BenchmarkSections(b *testing.B) {
+	defer func() { sectionTook = nil }()
+	for _, n := range []int{10_000, 100_000} {
+		dir := b.TempDir()
+		writeRun(b, dir, n, "")
+		m, err := rundir.Previous(dir)
+		if err != nil {
+			b.Fatal(err)
+		}
+		m.Counts.Items = n
+		raw, _ := json.Marshal(m)
+		if err := os.WriteFile(filepath.Join(dir, rundir.ManifestName), raw, 0o644); err != nil {
+			b.Fatal(err)
+		}
+		b.Run(fmt.Sprintf("items=%d", n), func(b *testing.B) {
+			var mu sync.Mutex
+			took := map[string]time.Duration{}
+			sectionTook = func(s string, d time.Duration) {
+				mu.Lock()
+				took[s] += d
+				mu.Unlock()
+			}
+			for b.Loop() {
+				rep, err := Build(context.Background(), []string{dir}, Options{Version: "bench"})
+				if err != nil {
+					b.Fatal(err)
+				}
+				start := time.Now()
+				if err := Write(io.Discard, rep); err != nil {
+					b.Fatal(err)
+				}
+				took["render"] += time.Since(start)
+			}
+			for s, d := range took {
+				b.ReportMetric(float64(d.Microseconds())/1000/float64(b.N), s+"-ms/op")
+			}
+		})
+	}
+}
+
 // cpuTime is the process's user + system time so far (DuckDB's threads
 // included).
 func cpuTime() time.Duration {
@@ -305,15 +345,8 @@ func BenchmarkLargeRun(b *testing.B) {
 	var size int
 	b.ResetTimer()
 	for b.Loop() {
-		rep, err := Build(context.Background(), []string{dir}, Options{Version: "bench"})
-		if err != nil {
-			b.Fatal(err)
-		}
-		var buf bytes.Buffer
-		if err := Write(&buf, rep); err != nil {
-			b.Fatal(err)
-		}
-		size = buf.Len()
+		_, page := built(b, dir)
+		size = len(page)
 	}
 	b.ReportMetric(float64(size), "page-bytes")
 }

@@ -11,7 +11,7 @@ import (
 )
 
 // runDir writes a run directory whose items.parquet holds n items.
-func runDir(t *testing.T, n int) string {
+func runDir(t testing.TB, n int) string {
 	t.Helper()
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, rundir.ManifestName), []byte(`{"run_id":"r","status":"complete"}`), 0o644); err != nil {
@@ -69,5 +69,34 @@ func TestWarm(t *testing.T) {
 	}
 	if got := items(t, a); got != 3 {
 		t.Fatalf("Open of a after: %d items, want 3", got)
+	}
+}
+
+// BenchmarkOpen opens a run directory of 10,000 items with a new DuckDB
+// instance and with one Warm had ready (docs/benchmarks-baseline.md, "The
+// report rendered in Go"): the difference is what evalflow run takes off
+// its report's wait.
+func BenchmarkOpen(b *testing.B) {
+	dir := runDir(b, 10_000)
+	for _, warm := range []bool{false, true} {
+		b.Run(map[bool]string{false: "cold", true: "warmed"}[warm], func(b *testing.B) {
+			for b.Loop() {
+				if warm {
+					b.StopTimer()
+					Warm()
+					warmed.Lock()
+					ch := warmed.c
+					warmed.Unlock()
+					w := <-ch // the instance is ready; handed back for Open
+					ch <- w
+					b.StartTimer()
+				}
+				db, _, err := Open(context.Background(), dir)
+				if err != nil {
+					b.Fatal(err)
+				}
+				db.Close()
+			}
+		})
 	}
 }
