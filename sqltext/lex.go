@@ -51,21 +51,12 @@ func (t Token) Significant() bool { return t.Kind != Space && t.Kind != Comment 
 // regard to case (ASCII folding, as SQL keywords are ASCII).
 func (t Token) IsWord(w string) bool { return t.Kind == Word && strings.EqualFold(t.Text, w) }
 
-// dialect selects the few lexical rules that differ between SQLite and
-// sqlparse (whose tokens test-suite's remove_distinct works on).
-type dialect uint8
-
-const (
-	sqlite   dialect = iota
-	sqlparse         // backslash escapes in quotes, "# " comments, unterminated quotes/comments are single symbols
-)
-
 // Lex splits sql into tokens with SQLite's lexical rules: a doubled quote
 // character stands for itself inside a string or quoted name; "…", `…` and
 // […] quote identifiers; -- and /* */ start comments. An unterminated
 // string, quoted identifier or block comment extends to the end of the
 // input, as SQLite reads it.
-func Lex(sql string) []Token { return lex(sql, sqlite) }
+func Lex(sql string) []Token { return lex(sql) }
 
 func isWordRune(r rune) bool {
 	if r < utf8.RuneSelf {
@@ -74,10 +65,10 @@ func isWordRune(r rune) bool {
 	return unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.Mn, r)
 }
 
-func lex(s string, d dialect) []Token {
+func lex(s string) []Token {
 	// Most SQL has a token every few bytes: sized once, the slice rarely
 	// grows.
-	return appendTokens(make([]Token, 0, len(s)/4+4), s, d)
+	return appendTokens(make([]Token, 0, len(s)/4+4), s)
 }
 
 // Tokens yields Lex's tokens of sql one by one, without building a slice:
@@ -85,7 +76,7 @@ func lex(s string, d dialect) []Token {
 func Tokens(sql string) iter.Seq[Token] {
 	return func(yield func(Token) bool) {
 		for i := 0; i < len(sql); {
-			k, end := scan(sql, i, sqlite)
+			k, end := scan(sql, i)
 			if !yield(Token{Kind: k, Text: sql[i:end], Pos: i}) {
 				return
 			}
@@ -96,11 +87,11 @@ func Tokens(sql string) iter.Seq[Token] {
 
 // AppendTokens appends the tokens of sql (Lex's) to dst and returns the
 // extended slice, so that a caller lexing many texts can reuse one buffer.
-func AppendTokens(dst []Token, sql string) []Token { return appendTokens(dst, sql, sqlite) }
+func AppendTokens(dst []Token, sql string) []Token { return appendTokens(dst, sql) }
 
-func appendTokens(toks []Token, s string, d dialect) []Token {
+func appendTokens(toks []Token, s string) []Token {
 	for i := 0; i < len(s); {
-		k, end := scan(s, i, d)
+		k, end := scan(s, i)
 		toks = append(toks, Token{Kind: k, Text: s[i:end], Pos: i})
 		i = end
 	}
@@ -109,7 +100,7 @@ func appendTokens(toks []Token, s string, d dialect) []Token {
 
 // scan reads the token that starts at s[i] (i < len(s)) and returns its
 // kind and end. The lexer is this function called until the input ends.
-func scan(s string, i int, d dialect) (Kind, int) {
+func scan(s string, i int) (Kind, int) {
 	c := s[i]
 	switch {
 	case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v':
@@ -118,48 +109,31 @@ func scan(s string, i int, d dialect) (Kind, int) {
 			j++
 		}
 		return Space, j
-	case c == '-' && strings.HasPrefix(s[i:], "--"), d == sqlparse && strings.HasPrefix(s[i:], "# "):
+	case c == '-' && strings.HasPrefix(s[i:], "--"):
 		j := strings.IndexByte(s[i:], '\n')
 		if j < 0 {
 			return Comment, len(s)
 		}
 		return Comment, i + j + 1
 	case c == '/' && strings.HasPrefix(s[i:], "/*"):
-		j := strings.Index(s[i+2:], "*/")
-		switch {
-		case j >= 0:
+		if j := strings.Index(s[i+2:], "*/"); j >= 0 {
 			return Comment, i + 2 + j + 2
-		case d == sqlparse:
-			return Operator, i + 1
-		default:
-			return Comment, len(s)
 		}
+		return Comment, len(s)
 	case c == '\'' || c == '"' || c == '`':
 		kind := Quoted
 		if c == '\'' {
 			kind = String
 		}
-		end, ok := closeQuote(s, i, c, d == sqlparse && c != '`')
-		switch {
-		case ok:
+		if end, ok := closeQuote(s, i, c); ok {
 			return kind, end
-		case d == sqlparse:
-			return Operator, i + 1
-		default:
-			return kind, len(s)
 		}
+		return kind, len(s)
 	case c == '[':
-		j := strings.IndexByte(s[i+1:], ']')
-		switch {
-		case d == sqlite && j >= 0:
+		if j := strings.IndexByte(s[i+1:], ']'); j >= 0 {
 			return Quoted, i + 1 + j + 1
-		case d == sqlite:
-			return Quoted, len(s)
-		case j > 0 && !afterNameChar(s, i) && !strings.ContainsRune(s[i+1:i+1+j], '['):
-			return Quoted, i + 1 + j + 1
-		default:
-			return Punct, i + 1
 		}
+		return Quoted, len(s)
 	case c >= '0' && c <= '9' || c == '.' && i+1 < len(s) && s[i+1] >= '0' && s[i+1] <= '9':
 		j := i
 		for j < len(s) && s[j] >= '0' && s[j] <= '9' {
@@ -242,35 +216,20 @@ var wordByte = func() (t [utf8.RuneSelf]bool) {
 	return t
 }()
 
-// afterNameChar reports whether s[i] follows a word character, ] or ), where
-// sqlparse reads [ as punctuation (an array subscript) rather than a quoted
-// name.
-func afterNameChar(s string, i int) bool {
-	if i == 0 {
-		return false
-	}
-	r, _ := utf8.DecodeLastRuneInString(s[:i])
-	return isWordRune(r) || r == ']' || r == ')'
-}
-
-// closeQuote returns the end of the quoted token that starts at s[i] = q.
-// A doubled quote stands for itself; with backslash, \q and \\ are escapes
-// too (sqlparse's rule).
-func closeQuote(s string, i int, q byte, backslash bool) (int, bool) {
+// closeQuote returns the end of the quoted token that starts at s[i] = q,
+// as SQLite reads it: a doubled quote stands for itself, the first single
+// one closes.
+func closeQuote(s string, i int, q byte) (int, bool) {
 	j := i + 1
 	for j < len(s) {
-		switch {
-		case backslash && s[j] == '\\' && j+1 < len(s) && (s[j+1] == q || s[j+1] == '\\'):
-			j += 2
-		case s[j] == q:
+		if s[j] == q {
 			if j+1 < len(s) && s[j+1] == q {
 				j += 2
 				continue
 			}
 			return j + 1, true
-		default:
-			j++
 		}
+		j++
 	}
 	return 0, false
 }

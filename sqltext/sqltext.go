@@ -20,7 +20,7 @@ func HasTopLevelOrderBy(sql string) bool {
 	// and comments has no ';' and is the end of the input).
 	depth, order := 0, false
 	for i := 0; i < len(sql); {
-		k, end := scan(sql, i, sqlite)
+		k, end := scan(sql, i)
 		t := Token{Kind: k, Text: sql[i:end], Pos: i}
 		i = end
 		if !t.Significant() {
@@ -81,9 +81,9 @@ func ReplaceCurYear(sql string) string {
 }
 
 // containsFold reports whether s contains sub (lower-case ASCII letters)
-// in any ASCII case, as (?i) matches it: Unicode folding adds to the ASCII
-// letters only the Kelvin sign (k) and ſ (s), so sub must hold neither k
-// nor s.
+// in any ASCII case. Where it stands for a (?i) regexp, sub must hold
+// neither k nor s: Unicode folding adds to the ASCII letters only the
+// Kelvin sign (k) and ſ (s).
 func containsFold(s, sub string) bool {
 	for i := 0; i+len(sub) <= len(s); i++ {
 		j := 0
@@ -111,24 +111,43 @@ func containsFold(s, sub string) bool {
 // whitespace stays, so SELECT DISTINCT a becomes "SELECT  a".
 //
 // Like sqlparse.parse(s)[0], only the first statement is kept: the text up
-// to and including the first ';' outside parentheses, plus the whitespace
-// and line comments after it. Tokens follow sqlparse's rules where they
-// differ from SQLite's (backslash escapes inside quotes, "# " comments, an
-// unterminated quote or /* is a single symbol). Where test-suite would crash
-// (sqlparse.parse returns no statement for empty or all-whitespace text),
-// StripDistinct returns the input unchanged.
+// to and including the first ';' outside parentheses (and BEGIN … END
+// blocks, as sqlparse's splitter counts them), plus the spaces, tabs and
+// line comments after it on its line. Tokens are sqlparse 0.4.2's
+// (sqlparse.go), which differ from SQLite's: backslash escapes inside
+// quotes, "# " comments, names such as #x, \x and :x, $$-quoted strings,
+// an unterminated quote or /* is a single symbol. Where test-suite would
+// crash (sqlparse.parse returns no statement for empty or all-whitespace
+// text), StripDistinct returns the input unchanged.
+//
+// A token is "distinct" as Python's str.lower() sees it: in ASCII case
+// only (lower() maps no other character to one of its letters; Go's
+// Unicode folding would take "diſtinct", with U+017F, for the keyword).
+// Text with no "distinct" in any ASCII case and no ';' but one at its
+// end (then only spaces and tabs: a line break after it is not part of
+// the statement) is kept whole, with nothing to drop, and is returned
+// without being lexed.
 func StripDistinct(sql string) string {
+	i := strings.IndexByte(sql, ';')
+	if (i < 0 || strings.TrimRight(sql[i+1:], " \t") == "") && !containsFold(sql, "distinct") {
+		return sql
+	}
+	return stripDistinct(sql)
+}
+
+// stripDistinct is StripDistinct's lexing path, which every text may take.
+func stripDistinct(sql string) string {
 	buf := getBufs()
 	defer putBufs(buf)
-	buf.toks = appendTokens(buf.toks, sql, sqlparse)
-	toks := firstStatementSqlparse(buf.toks)
+	buf.toks = sqlparseFirst(buf.toks, sql)
+	toks := buf.toks
 	if len(toks) == 0 {
 		return sql
 	}
 	last := toks[len(toks)-1]
 	n := 0
 	for _, t := range toks {
-		if t.Kind == Word && strings.EqualFold(t.Text, "distinct") {
+		if isDistinct(t) {
 			n += len(t.Text)
 		}
 	}
@@ -139,7 +158,7 @@ func StripDistinct(sql string) string {
 	var b strings.Builder
 	b.Grow(last.Pos + len(last.Text) - n)
 	for _, t := range toks {
-		if t.Kind == Word && strings.EqualFold(t.Text, "distinct") {
+		if isDistinct(t) {
 			continue
 		}
 		b.WriteString(t.Text)
@@ -147,34 +166,9 @@ func StripDistinct(sql string) string {
 	return b.String()
 }
 
-// firstStatementSqlparse mirrors sqlparse's StatementSplitter for the first
-// statement: the split level rises at '(' and falls at ')' and at the keyword
-// END; a ';' at level ≤ 0 ends the statement, which then also takes the
-// whitespace and single-line comments that follow.
-func firstStatementSqlparse(toks []Token) []Token {
-	level := 0
-	for i, t := range toks {
-		switch {
-		case t.Kind == Punct && t.Text == "(":
-			level++
-		case t.Kind == Punct && t.Text == ")":
-			level--
-		case t.IsWord("END") && !(i+1 < len(toks) && toks[i+1].Text == "(") && !(i > 0 && toks[i-1].Text == "."):
-			level--
-		case t.Kind == Punct && t.Text == ";" && level <= 0:
-			j := i + 1
-			for j < len(toks) && (toks[j].Kind == Space || toks[j].Kind == Comment && !strings.HasPrefix(toks[j].Text, "/*")) {
-				j++
-			}
-			return toks[:j]
-		}
-	}
-	for _, t := range toks {
-		if t.Kind != Space {
-			return toks
-		}
-	}
-	return nil
+// isDistinct reports whether t is the word distinct in any ASCII case.
+func isDistinct(t Token) bool {
+	return t.Kind == Word && len(t.Text) == len("distinct") && containsFold(t.Text, "distinct")
 }
 
 // readOnlyFirst lists the first keywords of read-only statements.
@@ -219,7 +213,7 @@ func upperIn(set map[string]bool, w string) bool {
 func ReadOnly(sql string) (ok bool, reason string) {
 	buf := getBufs()
 	defer putBufs(buf)
-	buf.toks = appendTokens(buf.toks, sql, sqlite)
+	buf.toks = appendTokens(buf.toks, sql)
 	return readOnly(buf.toks, &buf.sig)
 }
 
@@ -355,7 +349,7 @@ var with = map[string]bool{"WITH": true}
 // and semicolons.
 func Empty(text string) bool {
 	for i := 0; i < len(text); {
-		k, end := scan(text, i, sqlite)
+		k, end := scan(text, i)
 		if k != Space && k != Comment && text[i:end] != ";" {
 			return false
 		}

@@ -1,6 +1,9 @@
 package sqltext
 
 import (
+	"bufio"
+	"encoding/json"
+	"os"
 	"strings"
 	"testing"
 
@@ -95,6 +98,28 @@ func TestStripDistinct(t *testing.T) {
 		{"unterminated comment", "SELECT /* DISTINCT y", "SELECT /*  y"},
 		{"empty", "", ""},
 		{"spaces", "   ", "   "},
+		{"long s kept", "SELECT DIſTINCT a FROM t", "SELECT DIſTINCT a FROM t"},
+		{"mixed case", "SELECT DiStInCt a FROM t", "SELECT  a FROM t"},
+		{"semicolon in string", "SELECT 'a;b' FROM t", "SELECT 'a;b' FROM t"},
+		{"trailing semicolon", "SELECT a FROM t;", "SELECT a FROM t;"},
+		{"trailing semicolon and spaces", "SELECT a FROM t ; \n\t", "SELECT a FROM t ; "},
+		{"trailing semicolon and comment", "SELECT a FROM t; /* c */", "SELECT a FROM t; "},
+		{"two semicolons", "SELECT a FROM t;;", "SELECT a FROM t;"},
+		{"second statement dropped", "SELECT a FROM t; SELECT b", "SELECT a FROM t; "},
+		// Computed by sqlparse 0.4.2's remove_distinct, as the cases of
+		// TestStripDistinctMatchesSqlparse.
+		{"line break after semicolon not kept", "SELECT a FROM t;\n", "SELECT a FROM t;"},
+		{"spaces up to the line break kept", "SELECT a; \t\r\n x", "SELECT a; \t"},
+		{"name after a dot ends before $", "t.distinct$x", "t.$x"},
+		{"command kept", `\distinct`, `\distinct`},
+		{"hash name kept", "#distinct", "#distinct"},
+		{"float then word", "12e5distinct", "12e5"},
+		{"dollar quoted kept", "SELECT $$distinct$$", "SELECT $$distinct$$"},
+		{"placeholder with long s", "%ſdistinct", "%ſ"},
+		{"operator run before dashes", "SELECT a FROM t /--x;y", "SELECT a FROM t /--x;"},
+		{"doubled quote at the end", "';'distinCt'", "';''"},
+		{"not idempotent, as remove_distinct", "&DiStInCt--;IF", "&--;IF"},
+		{"not idempotent, second pass", "&--;IF", "&--;"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -104,6 +129,76 @@ func TestStripDistinct(t *testing.T) {
 		})
 	}
 }
+
+// TestStripDistinctMatchesSqlparse holds StripDistinct to what sqlparse
+// 0.4.2's remove_distinct returns for 2,000 random texts that reach every
+// rule of its lexer and statement splitter (testdata/sqlparse_cases.py,
+// which wrote testdata/sqlparse_cases.jsonl).
+func TestStripDistinctMatchesSqlparse(t *testing.T) {
+	f, err := os.Open("testdata/sqlparse_cases.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	n, bad := 0, 0
+	for sc.Scan() {
+		var c struct{ In, Want string }
+		if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
+			t.Fatal(err)
+		}
+		n++
+		if got := StripDistinct(c.In); got != c.Want {
+			if bad++; bad <= 10 {
+				t.Errorf("StripDistinct(%q) = %q, sqlparse %q", c.In, got, c.Want)
+			}
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if n < 2000 || bad > 0 {
+		t.Errorf("%d of %d cases differ from sqlparse", bad, n)
+	}
+}
+
+// TestPhraseHeads holds phraseHead, which gates the keyword phrases, to
+// their lists.
+func TestPhraseHeads(t *testing.T) {
+	rules := [][][]string{phrasesIn, phrasesKeyword, phrasesLike}
+	for _, g := range phrasesAfter {
+		rules = append(rules, g.phrases)
+	}
+	want := map[string]bool{"at": true, "with": true} // TZCast
+	for _, rule := range rules {
+		for _, p := range rule {
+			want[p[0]] = true
+		}
+	}
+	for w := range want {
+		if !phraseHead(w) {
+			t.Errorf("phraseHead(%q) = false: the phrases starting with it are never tried", w)
+		}
+	}
+	for _, w := range []string{"begin", "declare", "if", "for", "while", "case", "end"} {
+		want[w] = true // word's upperIs
+	}
+	for w := range want {
+		for _, v := range []string{w, strings.ToUpper(w), "ſ" + w[1:], "ı" + w[1:], "İ" + w[1:], "\u212a" + w[1:]} {
+			if foldsTo(v, w) && !headStart[v[0]] {
+				t.Errorf("headStart[%q] = false: %q is never looked up", v[0], v)
+			}
+		}
+	}
+	for _, w := range []string{"select", "where", "distinct", "i", ""} {
+		if phraseHead(w) {
+			t.Errorf("phraseHead(%q) = true", w)
+		}
+	}
+}
+
+// foldsTo reports whether v folds to w as foldPrefix folds.
+func foldsTo(v, w string) bool { return foldPrefix(v, 0, w) == len(v) }
 
 func TestPostprocess(t *testing.T) {
 	got := Postprocess("a > = 1 AND b < = 2 AND c ! = 3 AND d = 'x > = y'")
@@ -187,9 +282,12 @@ func FuzzSQLText(f *testing.F) {
 		}
 		HasTopLevelOrderBy(s)
 		ReadOnly(s)
-		once := StripDistinct(s)
-		if twice := StripDistinct(once); twice != once {
-			t.Fatalf("StripDistinct not idempotent on %q: %q then %q", s, once, twice)
+		// remove_distinct is not idempotent (dropping a word can make
+		// "&--" one operator: TestStripDistinct), so StripDistinct is held
+		// to sqlparse by TestStripDistinctMatchesSqlparse; here, its fast
+		// path to its lexing path.
+		if got, lexed := StripDistinct(s), stripDistinct(s); got != lexed {
+			t.Fatalf("StripDistinct(%q) = %q without lexing, %q lexed", s, got, lexed)
 		}
 	})
 }
@@ -331,8 +429,26 @@ func BenchmarkLex(b *testing.B) {
 	var toks []Token
 	for b.Loop() {
 		for _, q := range benchQueries {
-			toks = appendTokens(toks[:0], q, sqlite)
+			toks = appendTokens(toks[:0], q)
 		}
+	}
+}
+
+// BenchmarkStripDistinct has StripDistinct (lexing only text that may
+// change) against its lexing path alone, over benchQueries (one holds
+// DISTINCT).
+func BenchmarkStripDistinct(b *testing.B) {
+	for _, f := range []struct {
+		name string
+		f    func(string) string
+	}{{"StripDistinct", StripDistinct}, {"lexed", stripDistinct}} {
+		b.Run(f.name, func(b *testing.B) {
+			for b.Loop() {
+				for _, q := range benchQueries {
+					f.f(q)
+				}
+			}
+		})
 	}
 }
 
