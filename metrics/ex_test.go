@@ -354,6 +354,37 @@ func TestEXMetric(t *testing.T) {
 	}
 }
 
+// TestEXTestSuiteTrailingBreak: remove_distinct drops the line break after
+// a final ';', which changes the text but not what it runs: the execute
+// stage's results are reused, not run again. A text that changed more is
+// run.
+func TestEXTestSuiteTrailingBreak(t *testing.T) {
+	ctx := context.Background()
+	one := exT(r(int64(1)))
+	ts := exNewMetric(t, "ex", Options{"compare": "testsuite"})
+	var ran []string
+	exec := func(_ context.Context, q string) (*table.Table, error) {
+		ran = append(ran, q)
+		return one, nil
+	}
+	rec := exRecord(one, []*item.Attempt{exAttempt("SELECT a FROM t;\r\n", one)})
+	rec.Item.Gold = "SELECT a FROM t ;\n\n"
+	if got := ts.Score(ctx, Input{Record: rec, Exec: exec}); got.Value != 1 || got.Err != "" {
+		t.Errorf("score = %+v", got)
+	}
+	if len(ran) != 0 {
+		t.Errorf("ran %q: the texts differ from what the execute stage ran only in their final line breaks", ran)
+	}
+	rec = exRecord(one, []*item.Attempt{exAttempt("SELECT a FROM t;\n-- c", one)})
+	rec.Item.Gold = "SELECT a FROM t"
+	if got := ts.Score(ctx, Input{Record: rec, Exec: exec}); got.Value != 1 || got.Err != "" {
+		t.Errorf("score = %+v", got)
+	}
+	if diff := cmp.Diff([]string{"SELECT a FROM t;"}, ran); diff != "" {
+		t.Errorf("ran (-want +got):\n%s", diff)
+	}
+}
+
 // TestPyOneStatement pins when Python's sqlite3 (CPython 3.11, measured)
 // refuses a text as several statements.
 func TestPyOneStatement(t *testing.T) {
