@@ -1,6 +1,7 @@
 package sqltext
 
 import (
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -28,7 +29,7 @@ type spType uint8
 
 const (
 	spOther   spType = iota
-	spSpace          // Whitespace (one character, never a line break)
+	spSpace          // Whitespace (sqlparse's are one character each, these a run; never a line break)
 	spNewline        // Newline: \r\n, \r or \n
 	spComment        // Comment.Single: ends a statement's trailing part as whitespace does
 	spKeyword        // a Keyword type: may change the split level
@@ -44,8 +45,9 @@ func sqlparseFirst(toks []Token, s string) []Token {
 	start := len(toks)
 	var sp splitter
 	allSpace := true
+	st := &spText{s: s, lastClose: strings.LastIndex(s, "*/")}
 	for i := 0; i < len(s); {
-		k, t, end := scanSqlparse(s, i)
+		k, t, end := st.scan(i)
 		text := s[i:end]
 		if sp.consumeWS && t != spSpace && t != spComment {
 			return toks // the next statement starts here
@@ -82,10 +84,10 @@ func (sp *splitter) change(t spType, text string) int {
 	case t == spPunct && text == ")":
 		return -1
 	case t == spDDL:
-		// CREATE or CREATE OR REPLACE: unified.startswith('CREATE')
-		if len(text) >= 6 && upperIs(text[:6], "CREATE") {
-			sp.isCreate = true
-		}
+		// Only CREATE and CREATE OR REPLACE are read as Keyword.DDL here
+		// (sqlparse's other DDL keywords change nothing: they fail every
+		// test below), so unified.startswith('CREATE') holds.
+		sp.isCreate = true
 		return 0
 	case t != spKeyword:
 		return 0
@@ -108,9 +110,24 @@ func (sp *splitter) change(t spType, text string) int {
 	return 0
 }
 
-// scanSqlparse returns the kind, splitter type and end of the token
-// sqlparse's lexer reads at s[i] (i < len(s)).
-func scanSqlparse(s string, i int) (Kind, spType, int) {
+// spText is a text being lexed, with what its lexing looks up more than
+// once, so that no input costs a search of the rest of the text at every
+// token (sqlparse's own lexer does: its time grows with the square of a
+// text of many unclosed /* or dollar tags).
+type spText struct {
+	s string
+	// lastClose is where the last */ starts (-1: none).
+	lastClose int
+	// closings lists, by tag ($$ or $name$ with its name lower-cased to
+	// ASCII), the positions where text could close a dollar-quoted string
+	// with that tag (dollarClosings); made at the first dollar tag.
+	closings map[string][]int
+}
+
+// scan returns the kind, splitter type and end of the token sqlparse's
+// lexer reads at s[i] (i < len(s)).
+func (st *spText) scan(i int) (Kind, spType, int) {
+	s := st.s
 	c := s[i]
 	switch {
 	case c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_':
@@ -131,7 +148,8 @@ func scanSqlparse(s string, i int) (Kind, spType, int) {
 		return Comment, t, lineEnd(s, i+2)
 	case strings.HasPrefix(rest, "/*"):
 		// /\*[\s\S]*?\*/ (a hint /*+ too); unclosed, / is an operator.
-		if j := strings.Index(s[i+2:], "*/"); j >= 0 {
+		if i+2 <= st.lastClose {
+			j := strings.Index(s[i+2:], "*/")
 			return Comment, spOther, i + 2 + j + 2
 		}
 		return Operator, spOther, operatorRun(s, i, "+/@#%^&|-")
@@ -157,7 +175,7 @@ func scanSqlparse(s string, i int) (Kind, spType, int) {
 		}
 		return errorToken(s, i)
 	case c == '$':
-		if end, ok := dollarQuoted(s, i); ok {
+		if end, ok := st.dollarQuoted(i); ok {
 			return String, spOther, end
 		}
 		if end := placeholder(s, i); end > 0 {
@@ -233,7 +251,7 @@ func scanSqlparse(s string, i int) (Kind, spType, int) {
 			return Punct, spPunct, i + 1
 		}
 		return Word, spOther, wordRun(s, i+1, true) // [0-9_A-ZÀ-Ü][_$#\w]*
-	case strings.IndexByte(";:()],", c) >= 0:
+	case strings.IndexByte(";()],", c) >= 0:
 		return Punct, spPunct, i + 1
 	case strings.IndexByte("<>=~!", c) >= 0:
 		return Operator, spOther, operatorRun(s, i, "<>=~!")
@@ -246,7 +264,7 @@ func scanSqlparse(s string, i int) (Kind, spType, int) {
 		// \s+? reads one character; a run of them is the same to the
 		// splitter.
 		return Space, spSpace, blankRun(s, i)
-	case unicode.IsDigit(r):
+	case pyDigit(r):
 		// \d is any decimal digit; [0-9] in the word's first class is not.
 		if end := number(s, i); end > 0 {
 			return Number, spOther, end
@@ -344,12 +362,12 @@ var (
 
 // headStart marks the first bytes of the words word looks up (the
 // phrases' first words, and BEGIN, DECLARE, IF, FOR, WHILE, CASE, END) in
-// any case, and the first bytes of ı, İ, ſ and the Kelvin sign.
+// any case, and the first bytes of ı, İ and ſ.
 var headStart = func() (t [256]bool) {
 	for _, c := range "nicvufalrosjeghdwbNICVUFALROSJEGHDWB" {
 		t[c] = true
 	}
-	for _, r := range "ıİſ\u212a" {
+	for _, r := range "ıİſ" {
 		t[string(r)[0]] = true
 	}
 	return t
@@ -596,8 +614,10 @@ func blankRun(s string, j int) int {
 	return j
 }
 
-// dollarQuoted matches ((?<!\S)\$(?:[_A-ZÀ-Ü]\w*)?\$)[\s\S]*?\1 at s[i] = '$'.
-func dollarQuoted(s string, i int) (int, bool) {
+// dollarQuoted matches ((?<!\S)\$(?:[_A-ZÀ-Ü]\w*)?\$)[\s\S]*?\1 at
+// s[i] = '$'.
+func (st *spText) dollarQuoted(i int) (int, bool) {
+	s := st.s
 	if i > 0 {
 		if r, _ := utf8.DecodeLastRuneInString(s[:i]); !pySpace(r) {
 			return 0, false
@@ -615,14 +635,95 @@ func dollarQuoted(s string, i int) (int, bool) {
 		tags = append(tags, "$$")
 	}
 	for _, tag := range tags {
-		for k := i + len(tag); k+len(tag) <= len(s); k++ {
-			// The back-reference matches case-insensitively, as the tag.
-			if strings.EqualFold(s[k:k+len(tag)], tag) {
-				return k + len(tag), true
+		from := i + len(tag)
+		if key, ok := asciiLower(tag); ok {
+			// Only a $, a \w run that lower-cases to the ASCII name,
+			// and a $ can close it (İ and the Kelvin sign lower-case to
+			// ASCII and are \w): the first such place at or after from.
+			if st.closings == nil {
+				st.closings = dollarClosings(s)
+			}
+			ps := st.closings[key]
+			k, _ := slices.BinarySearch(ps, from)
+			for ; k < len(ps); k++ {
+				if end := lowerPrefix(s, ps[k], tag); end > 0 {
+					return end, true
+				}
+			}
+			continue
+		}
+		for k := from; k < len(s); k++ {
+			d := strings.IndexByte(s[k:], '$') // every tag starts with $
+			if d < 0 {
+				break
+			}
+			k += d
+			if end := lowerPrefix(s, k, tag); end > 0 {
+				return end, true
 			}
 		}
 	}
 	return 0, false
+}
+
+// dollarClosings maps each $$ or $name$ of s whose name lower-cases to
+// ASCII (character by character, as lowerPrefix compares) to where it
+// starts, in order: every place a dollar tag with an ASCII name can close.
+func dollarClosings(s string) map[string][]int {
+	m := map[string][]int{}
+	var b []byte
+	for p := strings.IndexByte(s, '$'); p >= 0; {
+		run := wordRun(s, p+1, false)
+		if run < len(s) && s[run] == '$' {
+			b = append(b[:0], '$')
+			ascii := true
+			for _, r := range s[p+1 : run] {
+				r = unicode.ToLower(r)
+				if r >= utf8.RuneSelf {
+					ascii = false
+					break
+				}
+				b = append(b, byte(r))
+			}
+			if ascii {
+				b = append(b, '$')
+				m[string(b)] = append(m[string(b)], p)
+			}
+		}
+		q := strings.IndexByte(s[p+1:], '$')
+		if q < 0 {
+			break
+		}
+		p += 1 + q
+	}
+	return m
+}
+
+// asciiLower returns tag lower-cased when it is all ASCII.
+func asciiLower(tag string) (string, bool) {
+	for i := 0; i < len(tag); i++ {
+		if tag[i] >= utf8.RuneSelf {
+			return "", false
+		}
+	}
+	return strings.ToLower(tag), true
+}
+
+// lowerPrefix returns where tag ends when s continues with it at k as a
+// back-reference under re.IGNORECASE matches it, character by character
+// by their lower-case forms (İ matches i, ς does not match σ), or 0.
+func lowerPrefix(s string, k int, tag string) int {
+	for _, t := range tag {
+		if k >= len(s) {
+			return 0
+		}
+		r, size := utf8.DecodeRuneInString(s[k:])
+		if r != t && unicode.ToLower(r) != unicode.ToLower(t) {
+			return 0
+		}
+		k += size
+	}
+	return k
 }
 
 // placeholder matches (?<!\w)[$:?]\w+ at s[i].
@@ -658,7 +759,7 @@ func number(s string, i int) int {
 		k := j + 2
 		for k < len(s) {
 			r, size := decodeRune(s, k)
-			if !unicode.IsDigit(r) && !(r >= 'a' && r <= 'f' || r >= 'A' && r <= 'F') {
+			if !pyDigit(r) && !(r >= 'a' && r <= 'f' || r >= 'A' && r <= 'F') {
 				break
 			}
 			k += size
@@ -731,7 +832,7 @@ func number(s string, i int) int {
 func digitRun(s string, j int) int {
 	for j < len(s) {
 		r, size := decodeRune(s, j)
-		if !unicode.IsDigit(r) {
+		if !pyDigit(r) {
 			break
 		}
 		j += size
@@ -797,13 +898,40 @@ func errorToken(s string, i int) (Kind, spType, int) {
 	return Operator, spOther, i + size
 }
 
-// pyWord is Python's \w: a letter, a number or _.
+// pyWord is Python's \w: a letter, a number or _, as Unicode 14.0 (Python
+// 3.11's) has them.
 func pyWord(r rune) bool {
 	if r < utf8.RuneSelf {
 		return r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9'
 	}
-	return unicode.IsLetter(r) || unicode.IsNumber(r)
+	return (unicode.IsLetter(r) || unicode.IsNumber(r)) && !unicode.Is(after14, r)
 }
+
+// pyDigit is Python's \d: a decimal digit of Unicode 14.0.
+func pyDigit(r rune) bool { return unicode.IsDigit(r) && !unicode.Is(after14, r) }
+
+// after14 holds the letters and numbers of Go's Unicode (unicode.Version,
+// 15.0.0) that Unicode 14.0, Python 3.11's, does not have: sqlparse's
+// lexer ends a word before them. TestAfter14 fails when Go's Unicode
+// changes, for the table to be made again.
+var after14 = &unicode.RangeTable{R32: []unicode.Range32{
+	{Lo: 0x1123f, Hi: 0x11240, Stride: 1},
+	{Lo: 0x11f02, Hi: 0x11f02, Stride: 1},
+	{Lo: 0x11f04, Hi: 0x11f10, Stride: 1},
+	{Lo: 0x11f12, Hi: 0x11f33, Stride: 1},
+	{Lo: 0x11f50, Hi: 0x11f59, Stride: 1},
+	{Lo: 0x1342f, Hi: 0x1342f, Stride: 1},
+	{Lo: 0x13441, Hi: 0x13446, Stride: 1},
+	{Lo: 0x1b132, Hi: 0x1b132, Stride: 1},
+	{Lo: 0x1b155, Hi: 0x1b155, Stride: 1},
+	{Lo: 0x1d2c0, Hi: 0x1d2d3, Stride: 1},
+	{Lo: 0x1df25, Hi: 0x1df2a, Stride: 1},
+	{Lo: 0x1e030, Hi: 0x1e06d, Stride: 1},
+	{Lo: 0x1e4d0, Hi: 0x1e4eb, Stride: 1},
+	{Lo: 0x1e4f0, Hi: 0x1e4f9, Stride: 1},
+	{Lo: 0x2b739, Hi: 0x2b739, Stride: 1},
+	{Lo: 0x31350, Hi: 0x323af, Stride: 1},
+}}
 
 // pySpace is Python's \s.
 func pySpace(r rune) bool { return unicode.IsSpace(r) || r >= 0x1c && r <= 0x1f }

@@ -112,8 +112,9 @@ func containsFold(s, sub string) bool {
 //
 // Like sqlparse.parse(s)[0], only the first statement is kept: the text up
 // to and including the first ';' outside parentheses (and BEGIN … END
-// blocks, as sqlparse's splitter counts them), plus the spaces, tabs and
-// line comments after it on its line. Tokens are sqlparse 0.4.2's
+// blocks, as sqlparse's splitter counts them), plus the whitespace other
+// than line breaks and the line comments (each with its line break) that
+// follow it. Tokens are sqlparse 0.4.2's
 // (sqlparse.go), which differ from SQLite's: backslash escapes inside
 // quotes, "# " comments, names such as #x, \x and :x, $$-quoted strings,
 // an unterminated quote or /* is a single symbol. Where test-suite would

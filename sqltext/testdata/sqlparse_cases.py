@@ -27,7 +27,9 @@ ATOMS = ["'", '"', '`', '´', '\\', ';', 'a', ' ', 'DISTINCT', 'distinct',
          'BEGIN', 'DECLARE', 'IF', 'FOR', 'WHILE', 'AT TIME ZONE', "WITH'",
          'TIME', 'ZONE', 'LEFT JOIN', 'JOIN', 'GROUP BY', '\x85', '\x1c',
          '\u00a0', '\t', '\u2028', '٣', '_', '<=', '!', '^', '|', '&', '{',
-         ',', 'K']
+         ',', 'K', '$aσ$', '$aς$', '$AΣ$', '$aµ$', '$aμ$', '$İ$', '$i$', '$I$',
+         '$\u212a$', '$k$', '$aß$', '$a\u1e9e$', '\U00031350', '\U00011f50',
+         'µ', 'ς']
 
 
 def remove_distinct(s):
