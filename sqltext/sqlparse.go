@@ -578,35 +578,21 @@ func tzCast(s string, i int) int {
 	return 0
 }
 
-// spaceRun returns the end of the \s+ run at s[j] (j itself if none).
-func spaceRun(s string, j int) int {
-	for j < len(s) {
-		if c := s[j]; c < utf8.RuneSelf {
-			if c != ' ' && (c < '\t' || c > '\r') && (c < 0x1c || c > 0x1f) {
-				break
-			}
-			j++
-			continue
-		}
-		r, size := decodeRune(s, j)
-		if !pySpace(r) {
-			break
-		}
-		j += size
-	}
-	return j
-}
+// spaceRun returns the end of the \s run at s[j] (j itself if none).
+func spaceRun(s string, j int) int { return runOf(s, j, pySpace) }
 
 // blankRun returns the end of the run of \s but line breaks (\r, \n) at
 // s[j].
-func blankRun(s string, j int) int {
+func blankRun(s string, j int) int { return runOf(s, j, pyBlank) }
+
+// pyBlank is \s but \r and \n: what sqlparse reads as Whitespace.
+func pyBlank(r rune) bool { return r != '\r' && r != '\n' && pySpace(r) }
+
+// runOf returns the end of the run of characters f accepts at s[j].
+func runOf(s string, j int, f func(rune) bool) int {
 	for j < len(s) {
-		if c := s[j]; c == ' ' || c == '\t' {
-			j++
-			continue
-		}
 		r, size := decodeRune(s, j)
-		if r == '\r' || r == '\n' || !pySpace(r) {
+		if !f(r) {
 			break
 		}
 		j += size
@@ -829,16 +815,7 @@ func number(s string, i int) int {
 }
 
 // digitRun returns the end of the \d run at s[j].
-func digitRun(s string, j int) int {
-	for j < len(s) {
-		r, size := decodeRune(s, j)
-		if !pyDigit(r) {
-			break
-		}
-		j += size
-	}
-	return j
-}
+func digitRun(s string, j int) int { return runOf(s, j, pyDigit) }
 
 // notLetterAt is the look-ahead (?![_A-ZÀ-Ü]) at s[j].
 func notLetterAt(s string, j int) bool {
