@@ -449,6 +449,8 @@ func phrase(s string, i int, p []string) int {
 // character that folds to none, or more than cap(dst) bytes.
 func foldASCII(dst []byte, s string) (_ []byte, ok bool) {
 	for j := 0; j < len(s); {
+		// decodeRune written out: the Go compiler does not inline it, and
+		// this and upperIs run on every word.
 		r, size := rune(s[j]), 1
 		if r >= utf8.RuneSelf {
 			r, size = utf8.DecodeRuneInString(s[j:])
