@@ -251,6 +251,25 @@ func TestResultPreviews(t *testing.T) {
 	}
 }
 
+// countedRun writes a run of n items (writeRun) whose manifest counts
+// them, as a finished run's does: the report reads it with as many DuckDB
+// threads as a run of that size gets (threadsFor).
+func countedRun(b *testing.B, n int) string {
+	b.Helper()
+	dir := b.TempDir()
+	writeRun(b, dir, n, "")
+	m, err := rundir.Previous(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	m.Counts.Items = n
+	raw, _ := json.Marshal(m)
+	if err := os.WriteFile(filepath.Join(dir, rundir.ManifestName), raw, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	return dir
+}
+
 // BenchmarkThreads builds and writes the report of runs around
 // singleThreadItems with one DuckDB thread a lane and with as many as the
 // machine has cores (DuckDB's default; docs/benchmarks-baseline.md, "The
@@ -259,17 +278,7 @@ func TestResultPreviews(t *testing.T) {
 func BenchmarkThreads(b *testing.B) {
 	defer func(f func(int) int) { threadsFor = f }(threadsFor)
 	for _, n := range []int{10_000, 25_000, 50_000} {
-		dir := b.TempDir()
-		writeRun(b, dir, n, "")
-		m, err := rundir.Previous(dir)
-		if err != nil {
-			b.Fatal(err)
-		}
-		m.Counts.Items = n
-		raw, _ := json.Marshal(m)
-		if err := os.WriteFile(filepath.Join(dir, rundir.ManifestName), raw, 0o644); err != nil {
-			b.Fatal(err)
-		}
+		dir := countedRun(b, n)
 		for _, threads := range []int{runtime.NumCPU(), 1} {
 			b.Run(fmt.Sprintf("items=%d/threads=%d", n, threads), func(b *testing.B) {
 				threadsFor = func(int) int { return threads }
@@ -291,17 +300,7 @@ func BenchmarkThreads(b *testing.B) {
 func BenchmarkSections(b *testing.B) {
 	defer func() { sectionTook = nil }()
 	for _, n := range []int{10_000, 100_000} {
-		dir := b.TempDir()
-		writeRun(b, dir, n, "")
-		m, err := rundir.Previous(dir)
-		if err != nil {
-			b.Fatal(err)
-		}
-		m.Counts.Items = n
-		raw, _ := json.Marshal(m)
-		if err := os.WriteFile(filepath.Join(dir, rundir.ManifestName), raw, 0o644); err != nil {
-			b.Fatal(err)
-		}
+		dir := countedRun(b, n)
 		b.Run(fmt.Sprintf("items=%d", n), func(b *testing.B) {
 			var mu sync.Mutex
 			took := map[string]time.Duration{}

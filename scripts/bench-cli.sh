@@ -20,7 +20,8 @@
 #            against internal/bench/rawfloor on the same files: CPU (user+sys)
 #            of the whole process, evalflow ÷ floor.  Target ≤ 1.5.
 #            Also, to price what the ratio holds: the same with evalflow
-#            pinned to one core (taskset -c 0) and with -no-cache.
+#            pinned to one core (taskset -c 0) and with -no-cache, and the
+#            floor on two threads (rawfloor -threads 2) over the floor.
 #   trivial  internal/bench/testdata/trivial.hcl (replay → SELECT 1 →
 #            jaro_winkler → Parquet) at each size in BENCH_TRIVIAL_SIZES:
 #            items/s by wall time.        Target ≥ 50,000.
@@ -170,11 +171,11 @@ if want scoring; then
 		echo "-- scoring: 8,000 GeoQuery items, all query texts distinct, compare=testsuite"
 		D=$WORK/geo
 		"$BIN/gen" -kind geo -n 8000 -out "$D" -geo "$GEO/conformance/items.jsonl" || exit 0
-		fl=() ev=() ratio=() fw=() ew=() pin=() nc=()
-		# Two variants of the same run price what the ratio holds (not
-		# targets): evalflow on one core (taskset), against the two cores
-		# it uses otherwise, and with -no-cache (no stage cache keys or
-		# writes).
+		fl=() ev=() ratio=() fw=() ew=() pin=() nc=() f2=()
+		# Variants price what the ratio holds (not targets): evalflow on
+		# one core (taskset), against the two cores it uses otherwise;
+		# with -no-cache (no stage cache keys or writes); and the floor on
+		# two threads (whether SQLite's CPU grows on two cores).
 		PIN=
 		command -v taskset >/dev/null && PIN="taskset -c 0"
 		for r in $(seq "$ROUNDS"); do
@@ -192,6 +193,8 @@ if want scoring; then
 				-var dataset="$D/items.jsonl" -var predictions="$D/preds.jsonl" -var databases="$GEO" \
 				-var compare=testsuite -quiet -overwrite -no-cache -out "$WORK/run-geo"
 			nc+=("$(awk -v a="$(cpu_of "$WORK/s.nc.$r")" -v b="$(cpu_of "$WORK/s.floor.$r")" 'BEGIN{printf "%.2f", a/b}')")
+			timed "$WORK/s.f2.$r" "$BIN/rawfloor" -threads 2 -dataset "$D/items.jsonl" -predictions "$D/preds.jsonl" -databases "$GEO"
+			f2+=("$(awk -v a="$(cpu_of "$WORK/s.f2.$r")" -v b="$(cpu_of "$WORK/s.floor.$r")" 'BEGIN{printf "%.2f", a/b}')")
 			f=$(cpu_of "$WORK/s.floor.$r") e=$(cpu_of "$WORK/s.ef.$r")
 			fl+=("$f") ev+=("$e") fw+=("$(wall_of "$WORK/s.floor.$r")") ew+=("$(wall_of "$WORK/s.ef.$r")")
 			ratio+=("$(awk -v a="$e" -v b="$f" 'BEGIN{printf "%.2f", a/b}')")
@@ -214,6 +217,10 @@ if want scoring; then
 		fi
 		line=$(printf '%-34s %8s      (the same with -no-cache; rounds %s)' "  without the stage cache" \
 			"$(printf '%s\n' "${nc[@]}" | median)" "${nc[*]}")
+		echo "   $line"
+		SUMMARY+=("$line")
+		line=$(printf '%-34s %8s      (rawfloor -threads 2 over rawfloor; rounds %s)' "  the floor on two threads" \
+			"$(printf '%s\n' "${f2[@]}" | median)" "${f2[*]}")
 		echo "   $line"
 		SUMMARY+=("$line")
 		if [ "$PROFILE" = 1 ]; then

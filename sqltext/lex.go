@@ -6,8 +6,9 @@
 // It is a small hand-written lexer, not a parser, on purpose. Every
 // operation here must be quote-, comment- and parenthesis-aware (an ORDER BY
 // inside a string literal or a sub-query is not a top-level ORDER BY), and
-// some must reproduce what another tool's tokeniser does to the text
-// (test-suite strips DISTINCT over sqlparse's flattened tokens). None of them
+// one must reproduce what another tool's tokeniser does to the text:
+// test-suite strips DISTINCT over sqlparse's flattened tokens, which
+// sqlparse.go reproduces with a lexer of its own. None of them
 // needs a syntax tree, and a parser would reject exactly the malformed
 // predictions an evaluator has to handle. The lexer never fails: any input,
 // valid SQL or not, becomes a sequence of tokens whose texts concatenate back
@@ -186,8 +187,9 @@ func decodeRune(s string, i int) (rune, int) {
 	return utf8.DecodeRuneInString(s[i:])
 }
 
-// wordEnd returns the end of the word that continues at j: word runes and $
-// (SQLite and sqlparse both allow $ inside identifiers; sqlparse also #).
+// wordEnd returns the end of the word that continues at j: word runes, $
+// (SQLite allows it inside identifiers) and # (kept from when this lexer
+// also stood for sqlparse's).
 func wordEnd(s string, j int) int {
 	for j < len(s) {
 		if c := s[j]; c < utf8.RuneSelf {

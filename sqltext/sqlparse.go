@@ -152,7 +152,7 @@ func (st *spText) scan(i int) (Kind, spType, int) {
 			j := strings.Index(s[i+2:], "*/")
 			return Comment, spOther, i + 2 + j + 2
 		}
-		return Operator, spOther, operatorRun(s, i, "+/@#%^&|-")
+		return Operator, spOther, operatorRun(s, i, opChars)
 	case c == '\r' || c == '\n':
 		if strings.HasPrefix(rest, "\r\n") {
 			return Space, spNewline, i + 2
@@ -196,7 +196,7 @@ func (st *spText) scan(i int) (Kind, spType, int) {
 				}
 			}
 		}
-		return Operator, spOther, operatorRun(s, i, "+/@#%^&|-")
+		return Operator, spOther, operatorRun(s, i, opChars)
 	case c == ':':
 		if end := placeholder(s, i); end > 0 {
 			return Operator, spOther, end
@@ -221,7 +221,7 @@ func (st *spText) scan(i int) (Kind, spType, int) {
 				}
 			}
 		}
-		return Operator, spOther, operatorRun(s, i, "+/@#%^&|-")
+		return Operator, spOther, operatorRun(s, i, opChars)
 	case c == '\'':
 		if end, ok := closeQuoteSqlparse(s, i, "'", true); ok {
 			return String, spOther, end
@@ -246,7 +246,7 @@ func (st *spText) scan(i int) (Kind, spType, int) {
 		}
 		switch c {
 		case '-':
-			return Operator, spOther, operatorRun(s, i, "+/@#%^&|-")
+			return Operator, spOther, operatorRun(s, i, opChars)
 		case '.':
 			return Punct, spPunct, i + 1
 		}
@@ -256,7 +256,7 @@ func (st *spText) scan(i int) (Kind, spType, int) {
 	case strings.IndexByte("<>=~!", c) >= 0:
 		return Operator, spOther, operatorRun(s, i, "<>=~!")
 	case strings.IndexByte("+/&|^", c) >= 0:
-		return Operator, spOther, operatorRun(s, i, "+/@#%^&|-")
+		return Operator, spOther, operatorRun(s, i, opChars)
 	}
 	r, _ := decodeRune(s, i)
 	switch {
@@ -282,10 +282,7 @@ func (st *spText) scan(i int) (Kind, spType, int) {
 // phrases are tried only when the word's first \w run is one of their
 // first words (each is followed by \s+ or \b, so it ends the run).
 func word(s string, i int) (Kind, spType, int) {
-	r, size := rune(s[i]), 1
-	if r >= utf8.RuneSelf {
-		r, size = utf8.DecodeRuneInString(s[i:])
-	}
+	r, size := decodeRune(s, i)
 	run := wordRun(s, i+size, false)
 	isHead := false
 	if n := run - i; n >= 2 && n <= 16 && headStart[s[i]] {
@@ -444,32 +441,14 @@ func phrase(s string, i int, p []string) int {
 	return j
 }
 
-// foldASCII appends to dst the lower-case ASCII s folds to under
-// re.IGNORECASE, as foldPrefix folds it; ok is false when s holds a
-// character that folds to none, or more than cap(dst) bytes.
+// foldASCII appends to dst the lower-case ASCII letters (and _) s folds
+// to under re.IGNORECASE (foldRune); ok is false when s holds another
+// character, or more than cap(dst) bytes.
 func foldASCII(dst []byte, s string) (_ []byte, ok bool) {
 	for j := 0; j < len(s); {
-		// decodeRune written out: the Go compiler does not inline it, and
-		// this and upperIs run on every word.
-		r, size := rune(s[j]), 1
-		if r >= utf8.RuneSelf {
-			r, size = utf8.DecodeRuneInString(s[j:])
-		}
+		r, size := decodeRune(s, j)
 		j += size
-		switch {
-		case r >= 'a' && r <= 'z' || r == '_':
-		case r >= 'A' && r <= 'Z':
-			r += 'a' - 'A'
-		case r == 'ſ':
-			r = 's'
-		case r == '\u212a': // Kelvin sign
-			r = 'k'
-		case r == 'İ' || r == 'ı':
-			r = 'i'
-		default:
-			return dst, false
-		}
-		if len(dst) == cap(dst) {
+		if r = foldRune(r); r != '_' && (r < 'a' || r > 'z') || len(dst) == cap(dst) {
 			return dst, false
 		}
 		dst = append(dst, byte(r))
@@ -477,30 +456,16 @@ func foldASCII(dst []byte, s string) (_ []byte, ok bool) {
 	return dst, true
 }
 
-// upperIs reports whether Python's s.upper() is one of words (ASCII):
-// besides ASCII, only ı and ſ upper-case to ASCII, one character each
-// (no word holds what the multi-character mappings give, as FI for ﬁ).
+// upperIs reports whether Python's s.upper() is one of words (ASCII,
+// upperRune): no word holds what the multi-character mappings give, as FI
+// for ﬁ.
 func upperIs(s string, words ...string) bool {
 	var b [16]byte
 	n := 0
 	for j := 0; j < len(s); {
-		r, size := rune(s[j]), 1
-		if r >= utf8.RuneSelf {
-			r, size = utf8.DecodeRuneInString(s[j:])
-		}
+		r, size := decodeRune(s, j)
 		j += size
-		switch {
-		case r >= 'a' && r <= 'z':
-			r -= 'a' - 'A'
-		case r < utf8.RuneSelf:
-		case r == 'ı':
-			r = 'I'
-		case r == 'ſ':
-			r = 'S'
-		default:
-			return false
-		}
-		if n == len(b) {
+		if r = upperRune(r); r >= utf8.RuneSelf || n == len(b) {
 			return false
 		}
 		b[n] = byte(r)
@@ -521,30 +486,47 @@ func foldPrefix(s string, j int, w string) int {
 		if j >= len(s) {
 			return -1
 		}
-		r, size := rune(s[j]), 1
-		if r >= utf8.RuneSelf {
-			r, size = utf8.DecodeRuneInString(s[j:])
-		}
-		if r < utf8.RuneSelf {
-			if r >= 'A' && r <= 'Z' {
-				r += 'a' - 'A'
-			}
-		} else {
-			switch r {
-			case 'ſ':
-				r = 's'
-			case '\u212a': // Kelvin sign
-				r = 'k'
-			case 'İ', 'ı':
-				r = 'i'
-			}
-		}
-		if r != rune(w[k]) {
+		r, size := decodeRune(s, j)
+		if foldRune(r) != rune(w[k]) {
 			return -1
 		}
 		j += size
 	}
 	return j
+}
+
+// foldRune is r as re.IGNORECASE compares it with a lower-case ASCII
+// letter: ASCII lower-cased, and the only others that match one — ſ (s),
+// the Kelvin sign (k), İ and ı (i); any other character unchanged.
+func foldRune(r rune) rune {
+	switch {
+	case r >= 'A' && r <= 'Z':
+		return r + 'a' - 'A'
+	case r < utf8.RuneSelf:
+		return r
+	case r == 'ſ':
+		return 's'
+	case r == '\u212a':
+		return 'k'
+	case r == 'İ' || r == 'ı':
+		return 'i'
+	}
+	return r
+}
+
+// upperRune is r as Python's str.upper() maps it, as far as the result
+// is ASCII: ASCII upper-cased, ı to I, ſ to S; any other character
+// unchanged (never ASCII).
+func upperRune(r rune) rune {
+	switch {
+	case r >= 'a' && r <= 'z':
+		return r - ('a' - 'A')
+	case r == 'ı':
+		return 'I'
+	case r == 'ſ':
+		return 'S'
+	}
+	return r
 }
 
 // tzCast matches (AT|WITH')\s+TIME\s+ZONE\s+'[^']+' at s[i].
@@ -848,6 +830,9 @@ func wordRun(s string, j int, more bool) int {
 	}
 	return j
 }
+
+// opChars is [+/@#%^&|^-], sqlparse's last rule: Operator.
+const opChars = "+/@#%^&|-"
 
 // operatorRun returns the end of the run of bytes from set at s[i].
 func operatorRun(s string, i int, set string) int {

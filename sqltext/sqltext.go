@@ -167,9 +167,11 @@ func stripDistinct(sql string) string {
 	return b.String()
 }
 
-// isDistinct reports whether t is the word distinct in any ASCII case.
+// isDistinct reports whether t's text is distinct in any ASCII case,
+// remove_distinct's test (t.lower() == 'distinct', whatever the token's
+// type).
 func isDistinct(t Token) bool {
-	return t.Kind == Word && len(t.Text) == len("distinct") && containsFold(t.Text, "distinct")
+	return len(t.Text) == len("distinct") && containsFold(t.Text, "distinct")
 }
 
 // readOnlyFirst lists the first keywords of read-only statements.

@@ -8,8 +8,18 @@ first statement ends. TestStripDistinctMatchesSqlparse reads the file.
 
     apt-get install python3-sqlparse
     /usr/bin/python3 sqltext/testdata/sqlparse_cases.py > sqltext/testdata/sqlparse_cases.jsonl
+
+With a count, as many cases from another seed; with --shared DIR, every
+SQL text of the benchmark data under DIR (its .json and .jsonl fields
+named query, gold, pred, sql, ..., and its .sql and .txt lines). Either
+file can stand in for the test's (docs/metrics.md):
+
+    /usr/bin/python3 sqltext/testdata/sqlparse_cases.py 200000 > /tmp/c.jsonl
+    /usr/bin/python3 sqltext/testdata/sqlparse_cases.py --shared ../shared/data > /tmp/real.jsonl
+    SQLPARSE_CASES=/tmp/c.jsonl go test ./sqltext -run StripDistinctMatchesSqlparse
 """
 import json
+import os
 import random
 import sys
 
@@ -38,11 +48,10 @@ def remove_distinct(s):
     return ''.join([t for t in toks if t.lower() != 'distinct'])
 
 
-def main():
-    rng = random.Random(14)
+def random_cases(n, seed):
+    rng = random.Random(seed)
     seen = set()
-    n = 0
-    while n < 2000:
+    while n > 0:
         s = ''.join(rng.choice(ATOMS) for _ in range(rng.randint(1, 14)))
         if s in seen or not sqlparse.parse(s):
             continue  # parse(s)[0] fails: test-suite would crash
@@ -50,8 +59,61 @@ def main():
         want = remove_distinct(s)
         if want == s and ';' not in s:
             continue  # nothing dropped, nothing cut: the fast path's case
+        yield s, want
+        n -= 1
+
+
+SQL_FIELDS = {'query', 'gold', 'pred', 'sql', 'predicted', 'prediction',
+              'gold_sql', 'pred_sql', 'sql_query'}
+
+
+def shared_texts(root):
+    texts = set()
+
+    def walk(o):
+        if isinstance(o, dict):
+            for k, v in o.items():
+                if isinstance(v, str) and k.lower() in SQL_FIELDS:
+                    texts.add(v)
+                else:
+                    walk(v)
+        elif isinstance(o, list):
+            for v in o:
+                walk(v)
+
+    for d, _, files in os.walk(root):
+        for f in files:
+            path = os.path.join(d, f)
+            if any(x in path for x in ('sparql', 'cypher', 'buildingqa')):
+                continue  # not SQL
+            if not f.endswith(('.json', '.jsonl', '.sql', '.txt')) or os.path.getsize(path) > 60e6:
+                continue
+            try:
+                data = open(path, encoding='utf-8').read()
+                if f.endswith(('.sql', '.txt')):
+                    texts.update(l.split('\t')[0] for l in data.split('\n') if l.strip())
+                elif f.endswith('.jsonl'):
+                    for l in data.splitlines():
+                        if l.strip():
+                            walk(json.loads(l))
+                else:
+                    walk(json.loads(data))
+            except (UnicodeDecodeError, ValueError):
+                continue
+    for s in sorted(texts):
+        if sqlparse.parse(s):
+            yield s, remove_distinct(s)
+
+
+def main():
+    if len(sys.argv) == 3 and sys.argv[1] == '--shared':
+        cases = shared_texts(sys.argv[2])
+    elif len(sys.argv) == 2:
+        cases = random_cases(int(sys.argv[1]), 15)
+    else:
+        cases = random_cases(2000, 14)
+    for s, want in cases:
         sys.stdout.write(json.dumps({"in": s, "want": want}) + "\n")
-        n += 1
 
 
 main()

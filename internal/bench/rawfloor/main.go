@@ -28,6 +28,7 @@ import (
 	"path/filepath"
 	"runtime/pprof"
 	"strings"
+	"sync"
 	"time"
 
 	_ "modernc.org/sqlite"
@@ -49,8 +50,13 @@ func main() {
 		pragmas = append(pragmas, v)
 		return nil
 	})
+	threads := flag.Int("threads", 1, "run the items on `N` goroutines, each with its own connections, the i-th taking every N-th item: to see whether SQLite's CPU grows when several cores run it (docs/benchmarks.md, \"Sixth pass\"); the floor itself is 1")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the run to `FILE` (docs/benchmarks-baseline.md, \"Own work against the floor\")")
 	flag.Parse()
+	if *threads < 1 {
+		fmt.Fprintln(os.Stderr, "rawfloor: -threads must be at least 1")
+		os.Exit(2)
+	}
 	if *dataset == "" || *predictions == "" || *databases == "" {
 		fmt.Fprintln(os.Stderr, "rawfloor: -dataset, -predictions and -databases are required")
 		os.Exit(2)
@@ -80,20 +86,42 @@ func main() {
 	}
 
 	ctx := context.Background()
+	counts := make([]count, *threads)
+	var wg sync.WaitGroup
+	for w := range *threads {
+		wg.Go(func() { counts[w] = floor(ctx, items[w:], *threads, byID, *databases, pragmas) })
+	}
+	wg.Wait()
+	var total count
+	for _, c := range counts {
+		total.queries += c.queries
+		total.failed += c.failed
+		total.rows += c.rows
+	}
+	fmt.Printf("rawfloor: %d items, %d queries (%d failed), %d rows in %s\n",
+		len(items), total.queries, total.failed, total.rows, time.Since(start).Round(time.Millisecond))
+}
+
+type count struct{ queries, failed, rows int }
+
+// floor executes the gold and the prediction of every stride-th item of
+// items, from the first, on connections of its own (one a database).
+func floor(ctx context.Context, items []row, stride int, byID map[string]string, databases string, pragmas []string) count {
 	dbs := map[string]*sql.Conn{}
-	var queries, failed, rows int
+	var n count
 	run := func(c *sql.Conn, q string) {
-		queries++
-		n, err := execute(ctx, c, q)
-		rows += n
+		n.queries++
+		k, err := execute(ctx, c, q)
+		n.rows += k
 		if err != nil {
-			failed++
+			n.failed++
 		}
 	}
-	for _, it := range items {
+	for i := 0; i < len(items); i += stride {
+		it := items[i]
 		c, ok := dbs[it.DB]
 		if !ok {
-			db, err := sql.Open("sqlite", dsn(dbPath(*databases, it.DB), pragmas))
+			db, err := sql.Open("sqlite", dsn(dbPath(databases, it.DB), pragmas))
 			if err != nil {
 				fail(err)
 			}
@@ -108,8 +136,7 @@ func main() {
 			run(c, p)
 		}
 	}
-	fmt.Printf("rawfloor: %d items, %d queries (%d failed), %d rows in %s\n",
-		len(items), queries, failed, rows, time.Since(start).Round(time.Millisecond))
+	return n
 }
 
 // execute runs q and scans every row, as engine/sqlite's readAll does.
