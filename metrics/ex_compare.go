@@ -3,6 +3,7 @@ package metrics
 import (
 	"encoding/binary"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"sort"
@@ -97,6 +98,18 @@ func CompareTables(gold, pred *table.Table, o CompareOptions) Verdict {
 	if gold.NumRows() == 0 && pred.NumRows() == 0 {
 		return Verdict{Match: true, Reason: "both results are empty"}
 	}
+	if o.Semantics == Bag {
+		// Rows are kept as they are: their counts decide before any key
+		// is built (most mismatches of real predictions).
+		ng, np := gold.NumRows(), pred.NumRows()
+		gc, pc := 0, 0
+		if ng > 0 && np > 0 {
+			gc, pc = len(gold.Rows[0]), len(pred.Rows[0])
+		}
+		if v, ok := exShape(ng, np, gc, pc); !ok {
+			return v
+		}
+	}
 	c := newExComparison(gold, pred, o)
 	return c.run()
 }
@@ -104,10 +117,7 @@ func CompareTables(gold, pred *table.Table, o CompareOptions) Verdict {
 // exComparison holds the pre-computed keys of one comparison.
 type exComparison struct {
 	o          CompareOptions
-	gRows      [][]table.Value
-	pRows      [][]table.Value
-	gKeys      [][]string // exact value keys per cell
-	pKeys      [][]string
+	g, p       exKeyed
 	ncol       int
 	goldCounts map[string]int // unordered exact check: gold row keys (identity column order)
 }
@@ -117,60 +127,100 @@ func newExComparison(gold, pred *table.Table, o CompareOptions) *exComparison {
 	if o.MaxPermutations <= 0 {
 		c.o.MaxPermutations = DefaultMaxPermutations
 	}
-	c.gRows, c.gKeys = exKeyRows(gold)
-	c.pRows, c.pKeys = exKeyRows(pred)
+	c.g, c.p = exKeyRows(gold), exKeyRows(pred)
 	if o.Semantics == Set {
-		c.gRows, c.gKeys = exDedupe(c.gRows, c.gKeys)
-		c.pRows, c.pKeys = exDedupe(c.pRows, c.pKeys)
+		c.g, c.p = c.g.dedupe(), c.p.dedupe()
 	}
 	return c
 }
 
-func exKeyRows(t *table.Table) ([][]table.Value, [][]string) {
-	if t == nil {
-		return nil, nil
+// exShape is the verdict rows and columns alone give (rule 3 of
+// CompareTables): ok is false when the counts differ.
+func exShape(ng, np, gc, pc int) (v Verdict, ok bool) {
+	if ng != np {
+		return Verdict{Reason: fmt.Sprintf("row counts differ: gold %d, prediction %d", ng, np)}, false
 	}
-	keys := make([][]string, len(t.Rows))
-	var buf []byte
-	for i, row := range t.Rows {
-		k := make([]string, len(row))
-		for j, v := range row {
-			buf = exValueKey(buf[:0], v)
-			k[j] = string(buf)
-		}
-		keys[i] = k
+	if gc != pc {
+		return Verdict{Reason: fmt.Sprintf("column counts differ: gold %d, prediction %d", gc, pc)}, false
 	}
-	return t.Rows, keys
+	return Verdict{}, true
 }
 
-// exDedupe drops repeated rows (exact keys), keeping first occurrences.
-func exDedupe(rows [][]table.Value, keys [][]string) ([][]table.Value, [][]string) {
-	seen := make(map[string]bool, len(rows))
-	var outR [][]table.Value
-	var outK [][]string
-	for i, k := range keys {
-		rk := strings.Join(k, "")
-		if seen[rk] {
+// exKeyed is a table's rows with every cell's exact key (exValueKey), all
+// in one string: building them costs one allocation a table instead of
+// one a cell (most of a comparison's time when results have hundreds of
+// rows), and a row's key — its cells' keys one after the other, which
+// identify the row because every key is self-delimiting — is a substring
+// of it too, so counting or de-duplicating rows allocates no key.
+type exKeyed struct {
+	rows  [][]table.Value
+	s     string
+	cells []int // cell c's key is s[cells[c]:cells[c+1]]
+	first []int // row r's cells are first[r] … first[r]+len(rows[r])-1
+}
+
+// exKeyRows keys t's rows (none for a nil table).
+func exKeyRows(t *table.Table) exKeyed {
+	if t == nil || len(t.Rows) == 0 {
+		return exKeyed{}
+	}
+	n := 0
+	for _, row := range t.Rows {
+		n += len(row)
+	}
+	k := exKeyed{rows: t.Rows, cells: make([]int, 0, n+1), first: make([]int, len(t.Rows))}
+	buf := make([]byte, 0, 10*n)
+	for r, row := range t.Rows {
+		k.first[r] = len(k.cells)
+		for _, v := range row {
+			k.cells = append(k.cells, len(buf))
+			buf = exValueKey(buf, v)
+		}
+	}
+	k.cells = append(k.cells, len(buf))
+	k.s = string(buf)
+	return k
+}
+
+// cell is the key of row r's j-th cell.
+func (k *exKeyed) cell(r, j int) string {
+	c := k.first[r] + j
+	return k.s[k.cells[c]:k.cells[c+1]]
+}
+
+// row is the key of row r: its cells' keys in order.
+func (k *exKeyed) row(r int) string {
+	c := k.first[r]
+	return k.s[k.cells[c]:k.cells[c+len(k.rows[r])]]
+}
+
+// dedupe drops repeated rows (equal keys), keeping first occurrences.
+func (k exKeyed) dedupe() exKeyed {
+	seen := make(map[string]struct{}, len(k.rows))
+	out := exKeyed{s: k.s, cells: k.cells}
+	for r := range k.rows {
+		rk := k.row(r)
+		if _, dup := seen[rk]; dup {
 			continue
 		}
-		seen[rk] = true
-		outR = append(outR, rows[i])
-		outK = append(outK, k)
+		seen[rk] = struct{}{}
+		out.rows = append(out.rows, k.rows[r])
+		out.first = append(out.first, k.first[r])
 	}
-	return outR, outK
+	return out
 }
 
 func (c *exComparison) run() Verdict {
-	ng, np := len(c.gRows), len(c.pRows)
-	if ng != np {
-		return Verdict{Reason: fmt.Sprintf("row counts differ: gold %d, prediction %d", ng, np)}
+	ng, np := len(c.g.rows), len(c.p.rows)
+	gc, pc := 0, 0
+	if ng > 0 && np > 0 {
+		gc, pc = len(c.g.rows[0]), len(c.p.rows[0])
 	}
-	gc, pc := len(c.gKeys[0]), len(c.pKeys[0])
-	if gc != pc {
-		return Verdict{Reason: fmt.Sprintf("column counts differ: gold %d, prediction %d", gc, pc)}
+	if v, ok := exShape(ng, np, gc, pc); !ok {
+		return v
 	}
 	c.ncol = gc
-	if c.o.PythonQuickReject && !exQuickReject(c.gRows, c.pRows, c.o.Ordered) {
+	if c.o.PythonQuickReject && !exQuickRejectKeyed(&c.g, &c.p, c.o.Ordered) {
 		return Verdict{Reason: "rows differ (test-suite quick_rej)"}
 	}
 	cands := c.candidates()
@@ -183,8 +233,8 @@ func (c *exComparison) run() Verdict {
 		// no precomputed exact multiset
 	} else if !c.o.Ordered {
 		c.goldCounts = make(map[string]int, ng)
-		for _, k := range c.gKeys {
-			c.goldCounts[strings.Join(k, "")]++
+		for r := range ng {
+			c.goldCounts[c.g.row(r)]++
 		}
 	}
 	// Pred columns that are identical value sequences are interchangeable:
@@ -260,8 +310,8 @@ func (c *exComparison) run() Verdict {
 }
 
 func (c *exComparison) sameColumn(a, b int) bool {
-	for r := range c.pKeys {
-		if c.pKeys[r][a] != c.pKeys[r][b] {
+	for r := range c.p.rows {
+		if c.p.cell(r, a) != c.p.cell(r, b) {
 			return false
 		}
 	}
@@ -274,19 +324,19 @@ func (c *exComparison) candidates() [][]int {
 	gs := make([]string, c.ncol)
 	ps := make([]string, c.ncol)
 	for j := 0; j < c.ncol; j++ {
-		gs[j] = c.signature(c.gRows, c.gKeys, j)
-		ps[j] = c.signature(c.pRows, c.pKeys, j)
+		gs[j] = c.signature(&c.g, j)
+		ps[j] = c.signature(&c.p, j)
 	}
 	out := make([][]int, c.ncol)
 	for i := range out {
 		if !c.o.Permute {
-			if c.sigMatch(gs[i], ps[i], c.gRows, c.pRows, i, i) {
+			if c.sigMatch(gs[i], ps[i], c.g.rows, c.p.rows, i, i) {
 				out[i] = []int{i}
 			}
 			continue
 		}
 		for j := 0; j < c.ncol; j++ {
-			if c.sigMatch(gs[i], ps[j], c.gRows, c.pRows, i, j) {
+			if c.sigMatch(gs[i], ps[j], c.g.rows, c.p.rows, i, j) {
 				out[i] = append(out[i], j)
 			}
 		}
@@ -298,13 +348,13 @@ func (c *exComparison) candidates() [][]int {
 // (unordered; rows are already de-duplicated for Set, so a sorted list is
 // exactly the multiset to compare). With a tolerance, numbers are masked and
 // compared separately by sigMatch.
-func (c *exComparison) signature(rows [][]table.Value, keys [][]string, j int) string {
-	col := make([]string, len(keys))
-	for r := range keys {
-		if !c.o.Exact() && exIsNumber(rows[r][j]) {
+func (c *exComparison) signature(k *exKeyed, j int) string {
+	col := make([]string, len(k.rows))
+	for r := range k.rows {
+		if !c.o.Exact() && exIsNumber(k.rows[r][j]) {
 			col[r] = "#"
 		} else {
-			col[r] = keys[r][j]
+			col[r] = k.cell(r, j)
 		}
 	}
 	if !c.o.Ordered {
@@ -352,29 +402,33 @@ func (c *exComparison) check(perm []int) bool {
 	if !c.o.Exact() {
 		return c.checkTolerant(perm)
 	}
-	n := len(c.gKeys)
-	var b strings.Builder
-	predKey := func(r int) string {
-		b.Reset()
-		for _, j := range perm {
-			b.WriteString(c.pKeys[r][j])
-		}
-		return b.String()
-	}
+	n := len(c.g.rows)
 	if c.o.Ordered {
 		for r := 0; r < n; r++ {
 			for i, j := range perm {
-				if c.gKeys[r][i] != c.pKeys[r][j] {
+				if c.g.cell(r, i) != c.p.cell(r, j) {
 					return false
 				}
 			}
 		}
 		return true
 	}
-	counts := make(map[string]int, len(c.goldCounts))
-	for k, v := range c.goldCounts {
-		counts[k] = v
+	identity := true
+	for i, j := range perm {
+		identity = identity && i == j
 	}
+	var b []byte
+	predKey := func(r int) string {
+		if identity {
+			return c.p.row(r)
+		}
+		b = b[:0]
+		for _, j := range perm {
+			b = append(b, c.p.cell(r, j)...)
+		}
+		return string(b)
+	}
+	counts := maps.Clone(c.goldCounts)
 	for r := 0; r < n; r++ {
 		k := predKey(r)
 		if counts[k] == 0 {
@@ -391,17 +445,17 @@ func (c *exComparison) check(perm []int) bool {
 // matching decides (buckets of at most exMatchingLimit rows; larger ones are
 // judged by the sorted pairing alone).
 func (c *exComparison) checkTolerant(perm []int) bool {
-	n := len(c.gRows)
+	n := len(c.g.rows)
 	pRow := func(r int) []table.Value {
 		out := make([]table.Value, len(perm))
 		for i, j := range perm {
-			out[i] = c.pRows[r][j]
+			out[i] = c.p.rows[r][j]
 		}
 		return out
 	}
 	if c.o.Ordered {
 		for r := 0; r < n; r++ {
-			if !c.rowsEqual(c.gRows[r], pRow(r)) {
+			if !c.rowsEqual(c.g.rows[r], pRow(r)) {
 				return false
 			}
 		}
@@ -421,11 +475,11 @@ func (c *exComparison) checkTolerant(perm []int) bool {
 		return string(buf)
 	}
 	for r := 0; r < n; r++ {
-		k := coarse(c.gRows[r])
+		k := coarse(c.g.rows[r])
 		if buckets[k] == nil {
 			buckets[k] = &bucket{}
 		}
-		buckets[k].g = append(buckets[k].g, c.gRows[r])
+		buckets[k].g = append(buckets[k].g, c.g.rows[r])
 		pr := pRow(r)
 		k = coarse(pr)
 		if buckets[k] == nil {

@@ -19,6 +19,32 @@ func exQuickReject(gold, pred [][]table.Value, ordered bool) bool {
 	return sameRowKeys(unorderedRows(gold), unorderedRows(pred), ordered)
 }
 
+// exQuickRejectKeyed is exQuickReject on keyed rows: a row of one cell,
+// which has one order, is its key as it is (no allocation).
+func exQuickRejectKeyed(gold, pred *exKeyed, ordered bool) bool {
+	return sameRowKeys(unorderedKeyed(gold), unorderedKeyed(pred), ordered)
+}
+
+// unorderedKeyed is unorderedRows of k.rows.
+func unorderedKeyed(k *exKeyed) []string {
+	out := make([]string, len(k.rows))
+	var rest [][]table.Value
+	var at []int
+	for r, row := range k.rows {
+		if len(row) == 1 {
+			out[r] = k.row(r)
+			continue
+		}
+		rest, at = append(rest, row), append(at, r)
+	}
+	if len(rest) > 0 {
+		for i, key := range unorderedRows(rest) {
+			out[at[i]] = key
+		}
+	}
+	return out
+}
+
 // unorderedRows is each row's cells sorted by str(x) + str(type(x)), as
 // one key a row.
 func unorderedRows(rows [][]table.Value) []string {

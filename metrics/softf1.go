@@ -27,24 +27,21 @@ func SoftF1(gold, pred *table.Table) float64 {
 	if gold.NumRows() == 0 && pred.NumRows() == 0 {
 		return 1.0
 	}
-	gRows, gKeys := exKeyRows(gold)
-	pRows, pKeys := exKeyRows(pred)
-	_, gKeys = exDedupe(gRows, gKeys)
-	_, pKeys = exDedupe(pRows, pKeys)
+	g, p := exKeyRows(gold).dedupe(), exKeyRows(pred).dedupe()
 
 	var match, predOnly, truthOnly []float64
-	for i, gk := range gKeys {
-		if i >= len(pKeys) {
+	for i := range g.rows {
+		if i >= len(p.rows) {
 			match = append(match, 0)
 			truthOnly = append(truthOnly, 1)
 			continue
 		}
-		m, p, t := softF1Row(pKeys[i], gk)
+		m, pOnly, t := softF1Row(&p, &g, i)
 		match = append(match, m)
-		predOnly = append(predOnly, p)
+		predOnly = append(predOnly, pOnly)
 		truthOnly = append(truthOnly, t)
 	}
-	for i := 0; i < len(pKeys)-len(gKeys); i++ {
+	for i := 0; i < len(p.rows)-len(g.rows); i++ {
 		match = append(match, 0)
 		predOnly = append(predOnly, 1)
 		truthOnly = append(truthOnly, 0)
@@ -70,32 +67,34 @@ func SoftF1(gold, pred *table.Table) float64 {
 	return 0
 }
 
-// softF1Row is calculate_row_match on value keys. A gold row of length 0
-// (impossible for SQL) would raise ZeroDivisionError in BIRD, which scores
-// the item 0; it gives 0, 1, 0 here and cannot occur for SQL results.
-func softF1Row(pred, gold []string) (match, predOnly, truthOnly float64) {
-	in := func(v string, row []string) bool {
-		for _, x := range row {
-			if x == v {
+// softF1Row is calculate_row_match on value keys, for row i of pred and
+// of gold. A gold row of length 0 (impossible for SQL) would raise
+// ZeroDivisionError in BIRD, which scores the item 0; it gives 0, 1, 0
+// here and cannot occur for SQL results.
+func softF1Row(pred, gold *exKeyed, i int) (match, predOnly, truthOnly float64) {
+	np, ng := len(pred.rows[i]), len(gold.rows[i])
+	in := func(v string, k *exKeyed, n int) bool {
+		for j := range n {
+			if k.cell(i, j) == v {
 				return true
 			}
 		}
 		return false
 	}
 	var m, p, t int
-	for _, v := range pred {
-		if in(v, gold) {
+	for j := range np {
+		if in(pred.cell(i, j), gold, ng) {
 			m++
 		} else {
 			p++
 		}
 	}
-	for _, v := range gold {
-		if !in(v, pred) {
+	for j := range ng {
+		if !in(gold.cell(i, j), pred, np) {
 			t++
 		}
 	}
-	total := float64(len(gold))
+	total := float64(ng)
 	if total == 0 {
 		return 0, 1, 0
 	}

@@ -1,0 +1,125 @@
+package metrics
+
+import (
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/evalflow/evalflow/table"
+)
+
+// TestKeyedMatchesCellKeys: every cell and row of a keyed table is the
+// key exValueKey gives it (a row: its cells' keys in order), for rows of
+// any width, empty ones included, before and after dedupe.
+func TestKeyedMatchesCellKeys(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	for round := range 300 {
+		tab := &table.Table{}
+		for range rng.IntN(12) {
+			row := make([]table.Value, rng.IntN(4)) // ragged on purpose
+			for j := range row {
+				row[j] = randomValue(rng)
+			}
+			tab.Rows = append(tab.Rows, row)
+		}
+		k := exKeyRows(tab)
+		check := func(k *exKeyed, rows [][]table.Value) {
+			t.Helper()
+			if len(k.rows) != len(rows) {
+				t.Fatalf("round %d: %d rows keyed, want %d", round, len(k.rows), len(rows))
+			}
+			for r, row := range rows {
+				var whole []byte
+				for j, v := range row {
+					want := string(exValueKey(nil, v))
+					if got := k.cell(r, j); got != want {
+						t.Fatalf("round %d: cell (%d, %d) = %q, want %q", round, r, j, got, want)
+					}
+					whole = append(whole, want...)
+				}
+				if got := k.row(r); got != string(whole) {
+					t.Fatalf("round %d: row %d = %q, want %q", round, r, got, whole)
+				}
+			}
+		}
+		check(&k, tab.Rows)
+		// dedupe keeps the first of every row whose cells are all equal.
+		var want [][]table.Value
+		seen := map[string]bool{}
+		for _, row := range tab.Rows {
+			var parts []string
+			for _, v := range row {
+				parts = append(parts, string(exValueKey(nil, v)))
+			}
+			if key := strings.Join(parts, ""); !seen[key] {
+				seen[key] = true
+				want = append(want, row)
+			}
+		}
+		d := k.dedupe()
+		check(&d, want)
+	}
+	if k := exKeyRows(nil); len(k.rows) != 0 {
+		t.Fatalf("a nil table keyed %d rows", len(k.rows))
+	}
+}
+
+func randomValue(rng *rand.Rand) table.Value {
+	switch rng.IntN(7) {
+	case 0:
+		return nil
+	case 1:
+		return int64(rng.IntN(3))
+	case 2:
+		return float64(rng.IntN(3)) // 1.0 keys as 1
+	case 3:
+		return rng.Float64()
+	case 4:
+		return []string{"", "a", "ab", "1"}[rng.IntN(4)]
+	case 5:
+		return []byte{byte(rng.IntN(2))}
+	}
+	return rng.IntN(2) == 0
+}
+
+// TestCompareShapeReasons: under bag semantics the row and column counts
+// decide before any key is built, with the reasons the full comparison
+// gives; under set semantics duplicates go first, so [1, 1] matches [1].
+func TestCompareShapeReasons(t *testing.T) {
+	one := func(rows ...[]table.Value) *table.Table { return &table.Table{Rows: rows} }
+	r := func(v ...table.Value) []table.Value { return v }
+	for _, c := range []struct {
+		name       string
+		gold, pred *table.Table
+		o          CompareOptions
+		match      bool
+		reason     string
+	}{
+		{"rows bag", one(r(int64(1)), r(int64(1))), one(r(int64(1))), CompareOptions{}, false, "row counts differ: gold 2, prediction 1"},
+		{"rows set", one(r(int64(1)), r(int64(1))), one(r(1.0)), CompareOptions{Semantics: Set}, true, ""},
+		{"rows set differ", one(r(int64(1)), r(int64(2))), one(r(int64(1))), CompareOptions{Semantics: Set}, false, "row counts differ: gold 2, prediction 1"},
+		{"columns bag", one(r(int64(1), "a")), one(r(int64(1))), CompareOptions{Permute: true}, false, "column counts differ: gold 2, prediction 1"},
+		{"columns set", one(r(int64(1), "a")), one(r(int64(1))), CompareOptions{Semantics: Set}, false, "column counts differ: gold 2, prediction 1"},
+		{"empty pred", one(r(int64(1))), one(), CompareOptions{}, false, "row counts differ: gold 1, prediction 0"},
+		{"nil gold", nil, one(r(int64(1))), CompareOptions{}, false, "row counts differ: gold 0, prediction 1"},
+		{"both empty", one(), nil, CompareOptions{}, true, "both results are empty"},
+	} {
+		v := CompareTables(c.gold, c.pred, c.o)
+		if v.Match != c.match || v.Reason != c.reason {
+			t.Errorf("%s: %+v, want match %v reason %q", c.name, v, c.match, c.reason)
+		}
+	}
+}
+
+// BenchmarkEXRowCountsDiffer: the most common mismatch of real
+// predictions, decided by the counts alone.
+func BenchmarkEXRowCountsDiffer(b *testing.B) {
+	gold, pred := exBenchTables()
+	pred = &table.Table{Columns: pred.Columns, Rows: pred.Rows[:999]}
+	o := ProfileTestSuite.CompareOptions("SELECT a, b, c FROM t", Tolerance{})
+	for b.Loop() {
+		if CompareTables(gold, pred, o).Match {
+			b.Fatal("match")
+		}
+	}
+}
