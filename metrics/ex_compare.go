@@ -194,21 +194,55 @@ func (k *exKeyed) row(r int) string {
 	return k.s[k.cells[c]:k.cells[c+len(k.rows[r])]]
 }
 
-// dedupe drops repeated rows (equal keys), keeping first occurrences.
+// dedupe drops repeated rows (equal keys), keeping first occurrences. A
+// table without repeated rows comes back as it is.
 func (k exKeyed) dedupe() exKeyed {
-	seen := make(map[string]struct{}, len(k.rows))
-	out := exKeyed{s: k.s, cells: k.cells}
-	for r := range k.rows {
-		rk := k.row(r)
+	n := len(k.rows)
+	var seen map[string]struct{}
+	if n > dedupeScan {
+		seen = make(map[string]struct{}, n)
+	}
+	// repeated reports whether row r's key is one of an earlier row's:
+	// compared with each of them in a small table, looked up otherwise.
+	repeated := func(r int, rk string) bool {
+		if seen == nil {
+			for q := range r {
+				if k.row(q) == rk {
+					return true
+				}
+			}
+			return false
+		}
 		if _, dup := seen[rk]; dup {
-			continue
+			return true
 		}
 		seen[rk] = struct{}{}
-		out.rows = append(out.rows, k.rows[r])
-		out.first = append(out.first, k.first[r])
+		return false
 	}
-	return out
+	var out *exKeyed // nil until the first repeated row
+	for r := range n {
+		if !repeated(r, k.row(r)) {
+			if out != nil {
+				out.rows = append(out.rows, k.rows[r])
+				out.first = append(out.first, k.first[r])
+			}
+			continue
+		}
+		if out == nil {
+			out = &exKeyed{s: k.s, cells: k.cells, rows: make([][]table.Value, r, n-1), first: make([]int, r, n-1)}
+			copy(out.rows, k.rows[:r])
+			copy(out.first, k.first[:r])
+		}
+	}
+	if out == nil {
+		return k
+	}
+	return *out
 }
+
+// dedupeScan is the most rows dedupe compares pairwise instead of with a
+// map.
+const dedupeScan = 16
 
 func (c *exComparison) run() Verdict {
 	ng, np := len(c.g.rows), len(c.p.rows)

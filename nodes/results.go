@@ -331,7 +331,11 @@ const entryV2 = 2
 // MarshalBinary encoding to the end (nothing for an error). One buffer,
 // no JSON: a result costs its table's encoding and a copy.
 func encodeEntry(ent resultEntry, res *table.Table) ([]byte, error) {
-	b := make([]byte, 0, 1+3*binary.MaxVarintLen64+len(ent.Material)+len(ent.Class)+len(ent.Msg)+8+256)
+	size := 1 + 3*binary.MaxVarintLen64 + len(ent.Material) + len(ent.Class) + len(ent.Msg) + 8
+	if ent.Class == "" {
+		size += res.BinarySize() // one allocation, however many rows
+	}
+	b := make([]byte, 0, size)
 	b = append(b, entryV2)
 	b = binary.AppendUvarint(b, uint64(len(ent.Material)))
 	b = append(b, ent.Material...)

@@ -70,6 +70,30 @@ func (t *Table) AppendBinary(b []byte) ([]byte, error) {
 	return b, nil
 }
 
+// BinarySize is the length of MarshalBinary's encoding of t, or more
+// (never less): a buffer of this capacity takes AppendBinary's encoding
+// without growing. Integers count their longest varint.
+func (t *Table) BinarySize() int {
+	n := 2 + binary.MaxVarintLen64
+	for _, c := range t.Columns {
+		n += binary.MaxVarintLen64 + len(c.Name) + 1
+	}
+	n += binary.MaxVarintLen64
+	for _, row := range t.Rows {
+		for _, v := range row {
+			switch x := v.(type) {
+			case string:
+				n += 1 + binary.MaxVarintLen64 + len(x)
+			case []byte:
+				n += 1 + binary.MaxVarintLen64 + len(x)
+			default:
+				n += 1 + binary.MaxVarintLen64
+			}
+		}
+	}
+	return n
+}
+
 func appendString(b []byte, s string) []byte {
 	b = binary.AppendUvarint(b, uint64(len(s)))
 	return append(b, s...)

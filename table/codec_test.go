@@ -43,6 +43,27 @@ func TestCodecRoundTrip(t *testing.T) {
 	}
 }
 
+// TestBinarySize: BinarySize is never less than the encoding's length
+// (the stage cache sizes its entry buffer with it), for every kind of
+// value at its longest, and not absurdly more.
+func TestBinarySize(t *testing.T) {
+	for _, tb := range []*Table{
+		{},
+		{Columns: []Column{{"n", TypeInt}}, Rows: [][]Value{{int64(math.MinInt64)}, {int64(math.MaxInt64)}, {int64(0)}}},
+		{Columns: []Column{{"a long column name", TypeAny}, {"b", TypeAny}}, Rows: [][]Value{
+			{"élan\x00", []byte{0, 1, 2}}, {nil, true}, {false, math.Inf(-1)}, {string(make([]byte, 300)), make([]byte, 20000)},
+		}},
+	} {
+		b, err := tb.MarshalBinary()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := tb.BinarySize(); n < len(b) || n > 11*len(b)+64 {
+			t.Errorf("BinarySize %d for an encoding of %d bytes", n, len(b))
+		}
+	}
+}
+
 func FuzzCodec(f *testing.F) {
 	b, _ := (&Table{Columns: []Column{{"a", TypeInt}}, Rows: [][]Value{{int64(1)}, {"x"}}}).MarshalBinary()
 	f.Add(b)
