@@ -3,11 +3,11 @@ package metrics
 import (
 	"encoding/binary"
 	"fmt"
+	"hash/maphash"
 	"maps"
 	"math"
 	"slices"
 	"sort"
-	"strings"
 
 	"github.com/evalflow/evalflow/table"
 )
@@ -213,11 +213,9 @@ func (k exKeyed) dedupe() exKeyed {
 			}
 			return false
 		}
-		if _, dup := seen[rk]; dup {
-			return true
-		}
-		seen[rk] = struct{}{}
-		return false
+		before := len(seen)
+		seen[rk] = struct{}{} // one lookup: the map grows unless rk was in it
+		return len(seen) == before
 	}
 	var out *exKeyed // nil until the first repeated row
 	for r := range n {
@@ -355,8 +353,8 @@ func (c *exComparison) sameColumn(a, b int) bool {
 // candidates returns, for each gold column, the prediction columns whose
 // signature is compatible: the identity only without Permute.
 func (c *exComparison) candidates() [][]int {
-	gs := make([]string, c.ncol)
-	ps := make([]string, c.ncol)
+	gs := make([]uint64, c.ncol)
+	ps := make([]uint64, c.ncol)
 	for j := 0; j < c.ncol; j++ {
 		gs[j] = c.signature(&c.g, j)
 		ps[j] = c.signature(&c.p, j)
@@ -378,26 +376,34 @@ func (c *exComparison) candidates() [][]int {
 	return out
 }
 
-// signature of column j: its value keys in row order (Ordered) or sorted
-// (unordered; rows are already de-duplicated for Set, so a sorted list is
-// exactly the multiset to compare). With a tolerance, numbers are masked and
-// compared separately by sigMatch.
-func (c *exComparison) signature(k *exKeyed, j int) string {
-	col := make([]string, len(k.rows))
+// signature of column j: a hash of its value keys in row order (Ordered)
+// or of their multiset (unordered: a sum of the keys' hashes, which no
+// order changes; rows are already de-duplicated for Set). Equal columns
+// have equal signatures, so comparing signatures never prunes a valid
+// mapping; a collision between different ones (about 2^-64) only leaves
+// a candidate that check, which compares every row, refuses. With a
+// tolerance, numbers are masked and compared separately by sigMatch.
+func (c *exComparison) signature(k *exKeyed, j int) uint64 {
+	var sig uint64
 	for r := range k.rows {
+		key := k.cell(r, j)
 		if !c.o.Exact() && exIsNumber(k.rows[r][j]) {
-			col[r] = "#"
+			key = "#"
+		}
+		h := maphash.String(exSigSeed, key)
+		if c.o.Ordered {
+			sig = sig*0x9E3779B97F4A7C15 + h
 		} else {
-			col[r] = k.cell(r, j)
+			sig += h
 		}
 	}
-	if !c.o.Ordered {
-		slices.Sort(col)
-	}
-	return strings.Join(col, "")
+	return sig
 }
 
-func (c *exComparison) sigMatch(gs, ps string, gRows, pRows [][]table.Value, gi, pj int) bool {
+// exSigSeed seeds the column signatures of one process.
+var exSigSeed = maphash.MakeSeed()
+
+func (c *exComparison) sigMatch(gs, ps uint64, gRows, pRows [][]table.Value, gi, pj int) bool {
 	if gs != ps {
 		return false
 	}

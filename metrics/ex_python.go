@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"cmp"
 	"math"
 	"slices"
 	"strconv"
@@ -48,9 +49,10 @@ func unorderedKeyed(k *exKeyed) []string {
 // unorderedRows is each row's cells sorted by str(x) + str(type(x)), as
 // one key a row.
 func unorderedRows(rows [][]table.Value) []string {
+	// A cell's sort key is str + typ, compared without building it.
 	type cell struct {
-		sortKey string
-		v       table.Value
+		str, typ string
+		v        table.Value
 	}
 	var cells []cell
 	var buf []byte
@@ -64,9 +66,9 @@ func unorderedRows(rows [][]table.Value) []string {
 		} else {
 			cells = cells[:0]
 			for _, v := range row {
-				cells = append(cells, cell{pyStr(v) + pyTypeStr(v), v})
+				cells = append(cells, cell{pyStr(v), pyTypeStr(v), v})
 			}
-			slices.SortStableFunc(cells, func(a, b cell) int { return strings.Compare(a.sortKey, b.sortKey) })
+			slices.SortStableFunc(cells, func(a, b cell) int { return compareJoined(a.str, a.typ, b.str, b.typ) })
 			for _, c := range cells {
 				buf = exValueKey(buf, c.v)
 			}
@@ -74,6 +76,26 @@ func unorderedRows(rows [][]table.Value) []string {
 		out[i] = string(buf)
 	}
 	return out
+}
+
+// compareJoined is strings.Compare(a1+a2, b1+b2) without building either.
+func compareJoined(a1, a2, b1, b2 string) int {
+	for {
+		if a1 == "" {
+			a1, a2 = a2, ""
+		}
+		if b1 == "" {
+			b1, b2 = b2, ""
+		}
+		if a1 == "" || b1 == "" {
+			return cmp.Compare(len(a1), len(b1)) // one side is exhausted
+		}
+		n := min(len(a1), len(b1))
+		if c := strings.Compare(a1[:n], b1[:n]); c != 0 {
+			return c
+		}
+		a1, b1 = a1[n:], b1[n:]
+	}
 }
 
 // sameRowKeys is s1 == s2 when ordered, else set(s1) == set(s2).
