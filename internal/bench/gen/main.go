@@ -3,6 +3,7 @@
 // normally a temporary one: nothing it writes belongs in the repository.
 //
 //	go run ./internal/bench/gen -kind geo     -n 8000   -out DIR -geo ../shared/data/geoquery/conformance/items.jsonl
+//	go run ./internal/bench/gen -kind wide    -n 8000   -out DIR
 //	go run ./internal/bench/gen -kind trivial -n 100000 -out DIR
 //	go run ./internal/bench/gen -kind llm     -n 4000   -out DIR
 //
@@ -32,6 +33,18 @@
 // compare=testsuite, so 20 copies must too — a check that the prefix did
 // not change a result.
 //
+// wide: N items over geography.sqlite (the directory -geo's file sits in
+// the parent of) whose results are wide and long: each gold selects two
+// to four columns of CITY, STATE, RIVER, BORDER_INFO, LAKE or MOUNTAIN,
+// all rows or those past a threshold (tens to hundreds of rows, 1.76
+// million in all at 8,000 items), sometimes ordered; each prediction is
+// the gold again (a third), its columns in another order (test-suite
+// accepts a permutation), with DISTINCT, with another threshold, or
+// another table — so results are compared row by row, not only counted.
+// Texts are made distinct as for geo; the choices follow a fixed seed, so
+// a size always gives the same files. The GeoQuery replay's results have
+// a row or two; this one prices what evalflow does a row.
+//
 // trivial: N items whose gold and prediction are both "SELECT 1" over
 // DIR/t.sqlite, an empty (zero-byte) SQLite database; the planner's and the
 // run directory's cost with as little query and metric work as possible.
@@ -45,13 +58,15 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
 func main() {
-	kind := flag.String("kind", "", "geo, trivial or llm")
+	kind := flag.String("kind", "", "geo, wide, trivial or llm")
 	n := flag.Int("n", 0, "number of items")
 	out := flag.String("out", "", "output directory (created)")
 	geo := flag.String("geo", "", "GeoQuery conformance items.jsonl (kind geo)")
@@ -67,12 +82,14 @@ func main() {
 	switch *kind {
 	case "geo":
 		err = writeGeo(*out, *n, *geo)
+	case "wide":
+		err = writeWide(*out, *n)
 	case "trivial":
 		err = writeTrivial(*out, *n)
 	case "llm":
 		err = writeLLM(*out, *n)
 	default:
-		fmt.Fprintln(os.Stderr, "gen: -kind must be geo, trivial or llm")
+		fmt.Fprintln(os.Stderr, "gen: -kind must be geo, wide, trivial or llm")
 		os.Exit(2)
 	}
 	if err != nil {
@@ -127,6 +144,89 @@ func writeGeo(dir string, n int, src string) error {
 			"gold":     distinct("g", i, it.Gold),
 			"db":       it.DB,
 		}, distinct("p", i, it.Pred)
+	})
+}
+
+// wideTables are geography.sqlite's tables with the columns wide
+// queries select and a numeric column to cut rows by (its values'
+// range), none where the table has none.
+var wideTables = []struct {
+	name     string
+	cols     []string
+	num      string
+	min, max int
+}{
+	{"CITY", []string{"CITY_NAME", "POPULATION", "COUNTRY_NAME", "STATE_NAME"}, "POPULATION", 0, 400000},
+	{"STATE", []string{"STATE_NAME", "POPULATION", "AREA", "CAPITAL", "DENSITY"}, "POPULATION", 0, 5000000},
+	{"RIVER", []string{"RIVER_NAME", "LENGTH", "COUNTRY_NAME", "TRAVERSE"}, "LENGTH", 0, 2000},
+	{"BORDER_INFO", []string{"STATE_NAME", "BORDER"}, "", 0, 0},
+	{"LAKE", []string{"LAKE_NAME", "AREA", "COUNTRY_NAME", "STATE_NAME"}, "AREA", 0, 5000},
+	{"MOUNTAIN", []string{"MOUNTAIN_NAME", "MOUNTAIN_ALTITUDE", "COUNTRY_NAME", "STATE_NAME"}, "MOUNTAIN_ALTITUDE", 10000, 15000},
+}
+
+// wideQuery is one query of kind wide.
+type wideQuery struct {
+	table    int
+	cols     []string
+	distinct bool
+	cut      int // rows with num > cut; -1: every row
+	order    bool
+}
+
+func (q wideQuery) String() string {
+	t := wideTables[q.table]
+	var b strings.Builder
+	b.WriteString("SELECT ")
+	if q.distinct {
+		b.WriteString("DISTINCT ")
+	}
+	b.WriteString(strings.Join(q.cols, ", "))
+	b.WriteString(" FROM " + t.name)
+	if q.cut >= 0 && t.num != "" {
+		fmt.Fprintf(&b, " WHERE %s > %d", t.num, q.cut)
+	}
+	if q.order {
+		b.WriteString(" ORDER BY " + q.cols[0])
+	}
+	return b.String()
+}
+
+func writeWide(dir string, n int) error {
+	rng := rand.New(rand.NewPCG(14, 8000))
+	pick := func() wideQuery {
+		ti := rng.IntN(len(wideTables))
+		t := wideTables[ti]
+		cols := slices.Clone(t.cols)
+		rng.Shuffle(len(cols), func(i, j int) { cols[i], cols[j] = cols[j], cols[i] })
+		q := wideQuery{table: ti, cols: cols[:min(len(cols), 2+rng.IntN(3))], cut: -1, order: rng.IntN(4) == 0}
+		if t.num != "" && rng.IntN(2) == 0 {
+			q.cut = t.min + rng.IntN(t.max-t.min)
+		}
+		return q
+	}
+	return writePair(dir, n, func(i int) (map[string]any, string) {
+		g := pick()
+		p := g
+		switch k := rng.IntN(12); {
+		case k < 4: // the same query
+		case k < 6: // the columns in another order
+			p.cols = slices.Clone(g.cols)
+			rng.Shuffle(len(p.cols), func(i, j int) { p.cols[i], p.cols[j] = p.cols[j], p.cols[i] })
+		case k < 8:
+			p.distinct = true
+		case k < 10:
+			if t := wideTables[g.table]; t.num != "" {
+				p.cut = t.min + rng.IntN(t.max-t.min)
+			}
+		default:
+			p = pick()
+		}
+		return map[string]any{
+			"id":       fmt.Sprintf("w%06d", i),
+			"question": fmt.Sprintf("wide question %d", i),
+			"gold":     distinct("g", i, g.String()),
+			"db":       "geography",
+		}, distinct("p", i, p.String())
 	})
 }
 
