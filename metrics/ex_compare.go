@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/maphash"
-	"maps"
 	"math"
 	"slices"
 	"sort"
@@ -116,10 +115,13 @@ func CompareTables(gold, pred *table.Table, o CompareOptions) Verdict {
 
 // exComparison holds the pre-computed keys of one comparison.
 type exComparison struct {
-	o          CompareOptions
-	g, p       exKeyed
-	ncol       int
-	goldCounts map[string]int // unordered exact check: gold row keys (identity column order)
+	o    CompareOptions
+	g, p exKeyed
+	ncol int
+	// The unordered exact check's gold rows: each distinct row key
+	// (identity column order) and how many rows have it, goldCount[goldRow[key]].
+	goldRow   map[string]int
+	goldCount []int
 }
 
 func newExComparison(gold, pred *table.Table, o CompareOptions) *exComparison {
@@ -264,9 +266,15 @@ func (c *exComparison) run() Verdict {
 	if !c.o.Exact() {
 		// no precomputed exact multiset
 	} else if !c.o.Ordered {
-		c.goldCounts = make(map[string]int, ng)
+		c.goldRow = make(map[string]int, ng)
 		for r := range ng {
-			c.goldCounts[c.g.row(r)]++
+			i, seen := c.goldRow[c.g.row(r)]
+			if !seen {
+				i = len(c.goldCount)
+				c.goldRow[c.g.row(r)] = i
+				c.goldCount = append(c.goldCount, 0)
+			}
+			c.goldCount[i]++
 		}
 	}
 	// Pred columns that are identical value sequences are interchangeable:
@@ -457,24 +465,27 @@ func (c *exComparison) check(perm []int) bool {
 	for i, j := range perm {
 		identity = identity && i == j
 	}
+	// Each prediction row takes one of the gold rows with its key: the
+	// key is looked up, never stored, so a permuted row's key built in b
+	// is not copied into a string.
+	left := slices.Clone(c.goldCount)
 	var b []byte
-	predKey := func(r int) string {
-		if identity {
-			return c.p.row(r)
-		}
-		b = b[:0]
-		for _, j := range perm {
-			b = append(b, c.p.cell(r, j)...)
-		}
-		return string(b)
-	}
-	counts := maps.Clone(c.goldCounts)
 	for r := 0; r < n; r++ {
-		k := predKey(r)
-		if counts[k] == 0 {
+		var i int
+		var ok bool
+		if identity {
+			i, ok = c.goldRow[c.p.row(r)]
+		} else {
+			b = b[:0]
+			for _, j := range perm {
+				b = append(b, c.p.cell(r, j)...)
+			}
+			i, ok = c.goldRow[string(b)]
+		}
+		if !ok || left[i] == 0 {
 			return false
 		}
-		counts[k]--
+		left[i]--
 	}
 	return true
 }

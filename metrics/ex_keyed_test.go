@@ -1,8 +1,10 @@
 package metrics
 
 import (
+	"math"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -232,5 +234,83 @@ func TestSoftF1MatchesReference(t *testing.T) {
 		if got, want := SoftF1(g, p), softF1Reference(g, p); got != want {
 			t.Fatalf("round %d: SoftF1 = %v, reference %v\ngold %v\npred %v", round, got, want, g.Rows, p.Rows)
 		}
+	}
+}
+
+// pyFloatReprReference is pyFloatRepr as it was first written, with
+// strings: the reference appendPyFloatRepr must agree with.
+func pyFloatReprReference(f float64) string {
+	switch {
+	case math.IsNaN(f):
+		return "nan"
+	case math.IsInf(f, 1):
+		return "inf"
+	case math.IsInf(f, -1):
+		return "-inf"
+	}
+	s := strconv.FormatFloat(f, 'e', -1, 64)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	mant, expStr, _ := strings.Cut(s, "e")
+	exp, _ := strconv.Atoi(expStr)
+	digits := strings.Replace(mant, ".", "", 1)
+	var out string
+	if exp >= -4 && exp < 16 {
+		if exp >= 0 {
+			for len(digits) < exp+1 {
+				digits += "0"
+			}
+			frac := digits[exp+1:]
+			if frac == "" {
+				frac = "0"
+			}
+			out = digits[:exp+1] + "." + frac
+		} else {
+			out = "0." + strings.Repeat("0", -exp-1) + digits
+		}
+	} else {
+		m := digits[:1]
+		if len(digits) > 1 {
+			m += "." + digits[1:]
+		}
+		sign := "+"
+		if exp < 0 {
+			sign, exp = "-", -exp
+		}
+		e := strconv.Itoa(exp)
+		if len(e) < 2 {
+			e = "0" + e
+		}
+		out = m + "e" + sign + e
+	}
+	if neg {
+		out = "-" + out
+	}
+	return out
+}
+
+// TestPyFloatReprMatchesReference: every kind of float — random bits
+// (subnormals, NaNs, infinities, extremes), whole numbers, decimals at
+// every exponent around the fixed/scientific boundaries — reads as the
+// reference writes it, also appended after other bytes.
+func TestPyFloatReprMatchesReference(t *testing.T) {
+	rng := rand.New(rand.NewPCG(31, 32))
+	check := func(f float64) {
+		t.Helper()
+		want := pyFloatReprReference(f)
+		if got := pyFloatRepr(f); got != want {
+			t.Fatalf("pyFloatRepr(%v) = %q, reference %q", f, got, want)
+		}
+		if got := string(appendPyFloatRepr([]byte("x"), f)); got != "x"+want {
+			t.Fatalf("appendPyFloatRepr(x, %v) = %q", f, got)
+		}
+	}
+	for _, f := range []float64{0, math.Copysign(0, -1), 1, -1, 0.1, 1e-4, 1e-5, 9.999e-5, 1e15, 1e16, 9999999999999998, 1e22, 5e-324, math.MaxFloat64, math.NaN(), math.Inf(1), math.Inf(-1)} {
+		check(f)
+	}
+	for range 100_000 {
+		check(math.Float64frombits(rng.Uint64()))
+		check(float64(rng.Int64N(1<<53)) * math.Pow(10, float64(rng.IntN(40)-20)))
+		check(math.Round(rng.NormFloat64()*1e6) / math.Pow(10, float64(rng.IntN(12))))
 	}
 }

@@ -20,60 +20,82 @@ func exQuickReject(gold, pred [][]table.Value, ordered bool) bool {
 	return sameRowKeys(unorderedRows(gold), unorderedRows(pred), ordered)
 }
 
-// exQuickRejectKeyed is exQuickReject on keyed rows: a row of one cell,
-// which has one order, is its key as it is (no allocation).
+// exQuickRejectKeyed is exQuickReject on keyed rows.
 func exQuickRejectKeyed(gold, pred *exKeyed, ordered bool) bool {
 	return sameRowKeys(unorderedKeyed(gold), unorderedKeyed(pred), ordered)
 }
 
-// unorderedKeyed is unorderedRows of k.rows.
+// unorderedRows is each row's cells sorted by str(x) + str(type(x)), as
+// one key a row (the cells' exValueKey keys in that order).
+func unorderedRows(rows [][]table.Value) []string {
+	k := exKeyRows(&table.Table{Rows: rows})
+	return unorderedKeyed(&k)
+}
+
+// unorderedKeyed is unorderedRows of k.rows. A row of one cell, which has
+// one order, is its key as it is; the others' keys are written into one
+// string, their cells ordered without building a sort key a cell: a
+// string is its own str, the other values' strs are written into one
+// string for the table, and two sort keys are compared as their two parts
+// (compareJoined). A few allocations a table, none a row.
 func unorderedKeyed(k *exKeyed) []string {
 	out := make([]string, len(k.rows))
-	var rest [][]table.Value
-	var at []int
+	// strs holds the str of every non-string cell of the rows of several
+	// cells: cell c's (c as in k.cells) is strs[from[c]:to[c]].
+	var scratch []byte
+	var from, to []int
 	for r, row := range k.rows {
 		if len(row) == 1 {
 			out[r] = k.row(r)
 			continue
 		}
-		rest, at = append(rest, row), append(at, r)
-	}
-	if len(rest) > 0 {
-		for i, key := range unorderedRows(rest) {
-			out[at[i]] = key
+		if from == nil {
+			from, to = make([]int, len(k.cells)), make([]int, len(k.cells))
+			scratch = make([]byte, 0, 8*len(k.cells))
+		}
+		for j, v := range row {
+			c := k.first[r] + j
+			from[c] = len(scratch)
+			if _, isStr := v.(string); !isStr {
+				scratch = appendPyStr(scratch, v)
+			}
+			to[c] = len(scratch)
 		}
 	}
-	return out
-}
-
-// unorderedRows is each row's cells sorted by str(x) + str(type(x)), as
-// one key a row.
-func unorderedRows(rows [][]table.Value) []string {
-	// A cell's sort key is str + typ, compared without building it.
+	if from == nil {
+		return out
+	}
+	strs := string(scratch)
 	type cell struct {
 		str, typ string
-		v        table.Value
+		j        int
 	}
 	var cells []cell
-	var buf []byte
-	out := make([]string, len(rows))
-	for i, row := range rows {
-		buf = buf[:0]
+	arena := make([]byte, 0, len(k.s))     // the same keys, reordered: never more
+	spans := make([]int, 0, 3*len(k.rows)) // row, start, end in arena
+	for r, row := range k.rows {
 		if len(row) == 1 {
-			// One cell has one order: no sort keys to build (most results
-			// have one column).
-			buf = exValueKey(buf, row[0])
-		} else {
-			cells = cells[:0]
-			for _, v := range row {
-				cells = append(cells, cell{pyStr(v), pyTypeStr(v), v})
-			}
-			slices.SortStableFunc(cells, func(a, b cell) int { return compareJoined(a.str, a.typ, b.str, b.typ) })
-			for _, c := range cells {
-				buf = exValueKey(buf, c.v)
-			}
+			continue
 		}
-		out[i] = string(buf)
+		cells = cells[:0]
+		for j, v := range row {
+			str, isStr := v.(string)
+			if !isStr {
+				c := k.first[r] + j
+				str = strs[from[c]:to[c]]
+			}
+			cells = append(cells, cell{str, pyTypeStr(v), j})
+		}
+		slices.SortStableFunc(cells, func(a, b cell) int { return compareJoined(a.str, a.typ, b.str, b.typ) })
+		start := len(arena)
+		for _, c := range cells {
+			arena = append(arena, k.cell(r, c.j)...)
+		}
+		spans = append(spans, r, start, len(arena))
+	}
+	keys := string(arena)
+	for i := 0; i < len(spans); i += 3 {
+		out[spans[i]] = keys[spans[i+1]:spans[i+2]]
 	}
 	return out
 }
@@ -137,78 +159,101 @@ func pyTypeStr(v table.Value) string {
 
 // pyStr is Python's str(v).
 func pyStr(v table.Value) string {
+	if x, ok := v.(string); ok {
+		return x
+	}
+	return string(appendPyStr(nil, v))
+}
+
+// appendPyStr appends Python's str(v) to b.
+func appendPyStr(b []byte, v table.Value) []byte {
 	switch x := v.(type) {
 	case nil:
-		return "None"
+		return append(b, "None"...)
 	case int64:
-		return strconv.FormatInt(x, 10)
+		return strconv.AppendInt(b, x, 10)
 	case float64:
-		return pyFloatRepr(x)
+		return appendPyFloatRepr(b, x)
 	case bool:
 		if x {
-			return "True"
+			return append(b, "True"...)
 		}
-		return "False"
+		return append(b, "False"...)
 	case []byte:
-		return pyBytesRepr(x)
+		return append(b, pyBytesRepr(x)...)
 	case string:
-		return x
+		return append(b, x...)
 	default:
-		return table.Format(x)
+		return append(b, table.Format(x)...)
 	}
 }
 
-// pyFloatRepr is Python's repr(float): the shortest round-trip digits, in
-// fixed notation with at least one fractional digit when the decimal
-// exponent is in [-4, 16), otherwise as d.ddde±XX.
-func pyFloatRepr(f float64) string {
+// pyFloatRepr is Python's repr(float) (appendPyFloatRepr).
+func pyFloatRepr(f float64) string { return string(appendPyFloatRepr(nil, f)) }
+
+// appendPyFloatRepr appends Python's repr(float): the shortest round-trip
+// digits, in fixed notation with at least one fractional digit when the
+// decimal exponent is in [-4, 16), otherwise as d.ddde±XX.
+func appendPyFloatRepr(b []byte, f float64) []byte {
 	switch {
 	case math.IsNaN(f):
-		return "nan"
+		return append(b, "nan"...)
 	case math.IsInf(f, 1):
-		return "inf"
+		return append(b, "inf"...)
 	case math.IsInf(f, -1):
-		return "-inf"
+		return append(b, "-inf"...)
 	}
-	s := strconv.FormatFloat(f, 'e', -1, 64) // -d.ddde±XX
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	mant, expStr, _ := strings.Cut(s, "e")
-	exp, _ := strconv.Atoi(expStr)
-	digits := strings.Replace(mant, ".", "", 1)
-	var out string
+	var tmp [40]byte
+	s := strconv.AppendFloat(tmp[:0], f, 'e', -1, 64) // -d.ddde±XX
+	if s[0] == '-' {
+		b = append(b, '-')
+		s = s[1:]
+	}
+	e := slices.Index(s, 'e')
+	mant, es := s[:e], s[e+1:]
+	exp := 0
+	for _, c := range es[1:] {
+		exp = 10*exp + int(c-'0')
+	}
+	if es[0] == '-' {
+		exp = -exp
+	}
+	var dbuf [40]byte
+	digits := append(dbuf[:0], mant[0])
+	if len(mant) > 2 {
+		digits = append(digits, mant[2:]...) // the digits after "d."
+	}
 	if exp >= -4 && exp < 16 {
-		if exp >= 0 {
-			for len(digits) < exp+1 {
-				digits += "0"
-			}
-			frac := digits[exp+1:]
-			if frac == "" {
-				frac = "0"
-			}
-			out = digits[:exp+1] + "." + frac
-		} else {
-			out = "0." + strings.Repeat("0", -exp-1) + digits
-		}
-	} else {
-		m := digits[:1]
-		if len(digits) > 1 {
-			m += "." + digits[1:]
-		}
-		sign := "+"
 		if exp < 0 {
-			sign, exp = "-", -exp
+			b = append(b, "0."...)
+			for range -exp - 1 {
+				b = append(b, '0')
+			}
+			return append(b, digits...)
 		}
-		e := strconv.Itoa(exp)
-		if len(e) < 2 {
-			e = "0" + e
+		for len(digits) < exp+1 {
+			digits = append(digits, '0')
 		}
-		out = m + "e" + sign + e
+		b = append(append(b, digits[:exp+1]...), '.')
+		if frac := digits[exp+1:]; len(frac) > 0 {
+			return append(b, frac...)
+		}
+		return append(b, '0')
 	}
-	if neg {
-		out = "-" + out
+	b = append(b, digits[0])
+	if len(digits) > 1 {
+		b = append(append(b, '.'), digits[1:]...)
 	}
-	return out
+	b = append(b, 'e')
+	if exp < 0 {
+		b, exp = append(b, '-'), -exp
+	} else {
+		b = append(b, '+')
+	}
+	if exp < 10 {
+		b = append(b, '0')
+	}
+	return strconv.AppendInt(b, int64(exp), 10)
 }
 
 // pyBytesRepr is Python's repr(bytes).
