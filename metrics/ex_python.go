@@ -17,12 +17,80 @@ import (
 //
 // It returns true when the results may still be equal.
 func exQuickReject(gold, pred [][]table.Value, ordered bool) bool {
-	return sameRowKeys(unorderedRows(gold), unorderedRows(pred), ordered)
+	g, p := exKeyRows(&table.Table{Rows: gold}), exKeyRows(&table.Table{Rows: pred})
+	return exQuickRejectKeyed(&g, &p, ordered)
 }
 
 // exQuickRejectKeyed is exQuickReject on keyed rows.
+//
+// When no cell of either result is a bool or a whole float within int64's
+// range, the verdict needs no str at all: every other value's key
+// (exValueKey) is shared by no value of another type or representation,
+// so ordering a row's cells by str(x)+str(type(x)) is ordering them by a
+// fixed order of their keys, and two rows' sorted tuples are equal (==,
+// cell by cell) exactly when the rows hold the same keys. A row is then
+// its keys sorted as strings (unorderedByKey). A bool or a whole float
+// (1 and 1.0 and True share a key but not a str) takes the str path.
 func exQuickRejectKeyed(gold, pred *exKeyed, ordered bool) bool {
+	if quickByKey(gold) && quickByKey(pred) {
+		return sameRowKeys(unorderedByKey(gold), unorderedByKey(pred), ordered)
+	}
 	return sameRowKeys(unorderedKeyed(gold), unorderedKeyed(pred), ordered)
+}
+
+// quickByKey reports whether no cell of k's rows of several cells is a
+// bool or a float whose key is an integer's (see exQuickRejectKeyed).
+func quickByKey(k *exKeyed) bool {
+	for _, row := range k.rows {
+		if len(row) == 1 {
+			continue
+		}
+		for _, v := range row {
+			switch x := v.(type) {
+			case bool:
+				return false
+			case float64:
+				if x == math.Trunc(x) && x >= -(1<<63) && x < 1<<63 {
+					return false
+				}
+			}
+		}
+	}
+	return true
+}
+
+// unorderedByKey is each row's cell keys sorted, as one key a row, all
+// in one string (see exQuickRejectKeyed for when it stands for
+// unorderedKeyed).
+func unorderedByKey(k *exKeyed) []string {
+	out := make([]string, len(k.rows))
+	var cells []string
+	var arena []byte
+	var spans []int // row, start, end in arena
+	for r, row := range k.rows {
+		if len(row) == 1 {
+			out[r] = k.row(r)
+			continue
+		}
+		if arena == nil {
+			arena = make([]byte, 0, len(k.s))
+		}
+		cells = cells[:0]
+		for j := range row {
+			cells = append(cells, k.cell(r, j))
+		}
+		slices.Sort(cells)
+		start := len(arena)
+		for _, c := range cells {
+			arena = append(arena, c...)
+		}
+		spans = append(spans, r, start, len(arena))
+	}
+	keys := string(arena)
+	for i := 0; i < len(spans); i += 3 {
+		out[spans[i]] = keys[spans[i+1]:spans[i+2]]
+	}
+	return out
 }
 
 // unorderedRows is each row's cells sorted by str(x) + str(type(x)), as
