@@ -635,7 +635,7 @@ func (m *exMetric) score(ctx context.Context, in Input, withSuite bool) (item.Sc
 				case err != nil:
 					exSetMatch(a, false)
 				default:
-					exSetMatch(a, CompareTables(gold, pred, opts).Match)
+					exSetMatch(a, compareTables(in.Keys, gold, pred, opts).Match)
 				}
 			case a.Failed():
 				exSetMatch(a, false)
@@ -647,7 +647,7 @@ func (m *exMetric) score(ctx context.Context, in Input, withSuite bool) (item.Sc
 				case err != nil:
 					exSetMatch(a, false)
 				default:
-					exSetMatch(a, CompareTables(gold, pred, opts).Match)
+					exSetMatch(a, compareTables(in.Keys, gold, pred, opts).Match)
 				}
 			}
 		}

@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"sync"
 
 	"github.com/evalflow/evalflow/table"
 )
@@ -94,6 +95,11 @@ type Verdict struct {
 // NaN equals NaN (Python would compare NaN objects by identity). Neither
 // table is modified. Nil tables have no rows.
 func CompareTables(gold, pred *table.Table, o CompareOptions) Verdict {
+	return compareTables(nil, gold, pred, o)
+}
+
+// compareTables is CompareTables with the results' keys from rk.
+func compareTables(rk *ResultKeys, gold, pred *table.Table, o CompareOptions) Verdict {
 	if gold.NumRows() == 0 && pred.NumRows() == 0 {
 		return Verdict{Match: true, Reason: "both results are empty"}
 	}
@@ -109,7 +115,7 @@ func CompareTables(gold, pred *table.Table, o CompareOptions) Verdict {
 			return v
 		}
 	}
-	c := newExComparison(gold, pred, o)
+	c := newExComparison(rk, gold, pred, o)
 	return c.run()
 }
 
@@ -124,16 +130,68 @@ type exComparison struct {
 	goldCount []int
 }
 
-func newExComparison(gold, pred *table.Table, o CompareOptions) *exComparison {
+func newExComparison(rk *ResultKeys, gold, pred *table.Table, o CompareOptions) *exComparison {
 	c := &exComparison{o: o, ncol: gold.NumCols()}
 	if o.MaxPermutations <= 0 {
 		c.o.MaxPermutations = DefaultMaxPermutations
 	}
-	c.g, c.p = exKeyRows(gold), exKeyRows(pred)
 	if o.Semantics == Set {
-		c.g, c.p = c.g.dedupe(), c.p.dedupe()
+		c.g, c.p = rk.distinct(gold), rk.distinct(pred)
+	} else {
+		c.g, c.p = rk.keyed(gold), rk.keyed(pred)
 	}
 	return c
+}
+
+// ResultKeys holds the keys of the results one record's metrics compare
+// (Input.Keys), each result keyed once, and de-duplicated once, however
+// many comparisons read it. A result is known by its address: results are
+// not changed once read. A nil *ResultKeys keys every time. Safe for
+// concurrent use.
+type ResultKeys struct {
+	mu sync.Mutex
+	m  map[*table.Table]*keyedResult
+}
+
+type keyedResult struct {
+	all, distinct exKeyed
+	deduped       bool
+}
+
+func (rk *ResultKeys) entry(t *table.Table) *keyedResult {
+	if rk.m == nil {
+		rk.m = map[*table.Table]*keyedResult{}
+	}
+	e := rk.m[t]
+	if e == nil {
+		e = &keyedResult{all: exKeyRows(t)}
+		rk.m[t] = e
+	}
+	return e
+}
+
+// keyed is exKeyRows(t), remembered.
+func (rk *ResultKeys) keyed(t *table.Table) exKeyed {
+	if rk == nil || t == nil {
+		return exKeyRows(t)
+	}
+	rk.mu.Lock()
+	defer rk.mu.Unlock()
+	return rk.entry(t).all
+}
+
+// distinct is exKeyRows(t).dedupe(), remembered.
+func (rk *ResultKeys) distinct(t *table.Table) exKeyed {
+	if rk == nil || t == nil {
+		return exKeyRows(t).dedupe()
+	}
+	rk.mu.Lock()
+	defer rk.mu.Unlock()
+	e := rk.entry(t)
+	if !e.deduped {
+		e.distinct, e.deduped = e.all.dedupe(), true
+	}
+	return e.distinct
 }
 
 // exShape is the verdict rows and columns alone give (rule 3 of

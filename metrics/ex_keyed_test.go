@@ -314,3 +314,46 @@ func TestPyFloatReprMatchesReference(t *testing.T) {
 		check(math.Round(rng.NormFloat64()*1e6) / math.Pow(10, float64(rng.IntN(12))))
 	}
 }
+
+// TestResultKeys: comparisons and soft F1 through one record's shared
+// keys give what they give alone, whichever asks first (keyed or
+// de-duplicated), from several goroutines at once, and a nil
+// *ResultKeys keys every time.
+func TestResultKeys(t *testing.T) {
+	rng := rand.New(rand.NewPCG(41, 42))
+	random := func() *table.Table {
+		tab := &table.Table{}
+		for range rng.IntN(30) {
+			tab.Rows = append(tab.Rows, []table.Value{int64(rng.IntN(3)), []string{"a", "b"}[rng.IntN(2)]})
+		}
+		return tab
+	}
+	for round := range 200 {
+		g, p := random(), random()
+		if round%3 == 0 {
+			p = &table.Table{Rows: slices.Clone(g.Rows)}
+		}
+		rk := &ResultKeys{}
+		var nilKeys *ResultKeys
+		done := make(chan struct{})
+		for range 3 {
+			go func() {
+				defer func() { done <- struct{}{} }()
+				for _, o := range []CompareOptions{{Semantics: Set}, {}, {Permute: true, PythonQuickReject: true}} {
+					if got, want := compareTables(rk, g, p, o), CompareTables(g, p, o); got != want {
+						t.Errorf("round %d, %+v: with shared keys %+v, alone %+v", round, o, got, want)
+					}
+					if got, want := compareTables(nilKeys, g, p, o), CompareTables(g, p, o); got != want {
+						t.Errorf("round %d, %+v: with nil keys %+v, alone %+v", round, o, got, want)
+					}
+				}
+				if got, want := softF1(rk, g, p), SoftF1(g, p); got != want {
+					t.Errorf("round %d: soft F1 with shared keys %v, alone %v", round, got, want)
+				}
+			}()
+		}
+		for range 3 {
+			<-done
+		}
+	}
+}

@@ -54,6 +54,11 @@ type Input struct {
 	// database gives no others. Only the suite verdict of ex
 	// (SuiteScorer) reads it.
 	Suite func(ctx context.Context) (TestSuite, error)
+	// Keys, when set, is shared by the metrics scoring one record: a
+	// result they compare (ex and bird_soft_f1 compare the same gold and
+	// prediction) has its cell keys built once. Nil: each comparison
+	// keys its results.
+	Keys *ResultKeys
 	// Harness, when set, receives failures of the harness a metric finds
 	// (a test database the gold query fails on, a suite that cannot be
 	// listed): the score stage makes the item an error. Metrics still

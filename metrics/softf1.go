@@ -23,11 +23,14 @@ import (
 //     row without partner adds (0 match, 1 pred_only);
 //  6. tp, fp, fn are left-to-right float sums; P = tp/(tp+fp), R = tp/(tp+fn)
 //     (0 when the denominator is 0), F1 = 2·P·R/(P+R) (0 when P+R = 0).
-func SoftF1(gold, pred *table.Table) float64 {
+func SoftF1(gold, pred *table.Table) float64 { return softF1(nil, gold, pred) }
+
+// softF1 is SoftF1 with the results' keys from rk.
+func softF1(rk *ResultKeys, gold, pred *table.Table) float64 {
 	if gold.NumRows() == 0 && pred.NumRows() == 0 {
 		return 1.0
 	}
-	g, p := exKeyRows(gold).dedupe(), exKeyRows(pred).dedupe()
+	g, p := rk.distinct(gold), rk.distinct(pred)
 
 	var match, predOnly, truthOnly []float64
 	for i := range g.rows {
@@ -127,7 +130,7 @@ func (softF1Metric) Score(ctx context.Context, in Input) item.Score {
 	if a.Failed() || !a.Executed {
 		return item.Score{Name: softF1Info.Name, Value: 0}
 	}
-	return item.Score{Name: softF1Info.Name, Value: SoftF1(gold, a.Result)}
+	return item.Score{Name: softF1Info.Name, Value: softF1(in.Keys, gold, a.Result)}
 }
 
 func init() {

@@ -261,7 +261,7 @@ func suggest(s string, c []string) string {
 // cannot reach its engine makes the item an error: under load that would
 // otherwise turn into a silent, run-to-run different score.
 func (s *Score) Process(ctx context.Context, rec *item.Record) error {
-	in := metrics.Input{Record: rec}
+	in := metrics.Input{Record: rec, Keys: &metrics.ResultKeys{}}
 	var harness []error
 	var mu sync.Mutex
 	var timed metrics.TimedExec
