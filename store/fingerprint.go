@@ -8,6 +8,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sync"
+	"syscall"
 )
 
 // TreeFingerprint identifies the content of a directory cheaply: the
@@ -61,10 +63,22 @@ func InputFingerprint(path string) string {
 }
 
 // HashFile returns the hex SHA-256 of a regular file's bytes ("" if
-// unreadable or not a regular file).
+// unreadable or not a regular file). A file hashed before by this process
+// is not read again while it is the same file (same device and inode)
+// with the same size, modification time and change time: a run hashes
+// its dataset and predictions for its fingerprint, its manifest at the
+// start and its manifest at the end, and a change to the file (even one
+// that restores the modification time) moves its change time.
 func HashFile(path string) string {
-	if st, err := os.Stat(path); err != nil || !st.Mode().IsRegular() {
+	st, err := os.Stat(path)
+	if err != nil || !st.Mode().IsRegular() {
 		return "" // a FIFO or device: opening it again would block
+	}
+	hashed.Lock()
+	e, ok := hashed.m[path]
+	hashed.Unlock()
+	if ok && sameContent(e.info, st) {
+		return e.sum
 	}
 	f, err := os.Open(path)
 	if err != nil {
@@ -75,5 +89,34 @@ func HashFile(path string) string {
 	if _, err := io.Copy(h, f); err != nil {
 		return ""
 	}
-	return hex.EncodeToString(h.Sum(nil))
+	sum := hex.EncodeToString(h.Sum(nil))
+	hashed.Lock()
+	if hashed.m == nil {
+		hashed.m = map[string]hashedFile{}
+	}
+	hashed.m[path] = hashedFile{info: st, sum: sum}
+	hashed.Unlock()
+	return sum
+}
+
+// hashed remembers HashFile's sums by path.
+var hashed struct {
+	sync.Mutex
+	m map[string]hashedFile
+}
+
+type hashedFile struct {
+	info fs.FileInfo // as it was when hashed (stat before reading)
+	sum  string
+}
+
+// sameContent reports whether b describes the file a described, unchanged
+// by anything that would change its bytes.
+func sameContent(a, b fs.FileInfo) bool {
+	if !os.SameFile(a, b) || a.Size() != b.Size() || !a.ModTime().Equal(b.ModTime()) {
+		return false
+	}
+	sa, ok1 := a.Sys().(*syscall.Stat_t)
+	sb, ok2 := b.Sys().(*syscall.Stat_t)
+	return ok1 && ok2 && sa.Ctim == sb.Ctim
 }

@@ -1,6 +1,8 @@
 package store
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"os/exec"
@@ -145,5 +147,54 @@ func TestManyProcesses(t *testing.T) {
 	}
 	if segs, _ := filepath.Glob(filepath.Join(dir, "*"+segExt)); len(segs) != 4 {
 		t.Errorf("%d segments, want one per process: %v", len(segs), segs)
+	}
+}
+
+// TestHashFileChanges: HashFile remembers a file's sum, and a file changed
+// in any way that changes its bytes is read again — rewritten in place at
+// the same size with its modification time put back, or replaced by
+// another file through a rename.
+func TestHashFileChanges(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "items.jsonl")
+	sum := func(b string) string {
+		h := sha256.Sum256([]byte(b))
+		return hex.EncodeToString(h[:])
+	}
+	if err := os.WriteFile(p, []byte("aaaa"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := HashFile(p); got != sum("aaaa") {
+		t.Fatalf("first hash %s", got)
+	}
+	if got := HashFile(p); got != sum("aaaa") {
+		t.Fatalf("remembered hash %s", got)
+	}
+	st, _ := os.Stat(p)
+	time.Sleep(10 * time.Millisecond) // a change time the filesystem can tell apart
+	if err := os.WriteFile(p, []byte("bbbb"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(p, st.ModTime(), st.ModTime()); err != nil {
+		t.Fatal(err)
+	}
+	if got := HashFile(p); got != sum("bbbb") {
+		t.Fatalf("after an in-place rewrite with the same size and mtime: %s, want the new content's", got)
+	}
+	q := filepath.Join(dir, "new")
+	if err := os.WriteFile(q, []byte("cccc"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(q, st.ModTime(), st.ModTime()); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(q, p); err != nil {
+		t.Fatal(err)
+	}
+	if got := HashFile(p); got != sum("cccc") {
+		t.Fatalf("after a rename over it: %s, want the new file's", got)
+	}
+	if got := HashFile(filepath.Join(dir, "missing")); got != "" {
+		t.Fatalf("a missing file hashed to %q", got)
 	}
 }
