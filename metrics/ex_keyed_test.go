@@ -108,6 +108,11 @@ func TestCompareShapeReasons(t *testing.T) {
 		{"empty pred", one(r(int64(1))), one(), CompareOptions{}, false, "row counts differ: gold 1, prediction 0"},
 		{"nil gold", nil, one(r(int64(1))), CompareOptions{}, false, "row counts differ: gold 0, prediction 1"},
 		{"both empty", one(), nil, CompareOptions{}, true, "both results are empty"},
+		// Not tables (no engine gives rows of different lengths): said,
+		// never read across rows or a panic.
+		{"ragged gold", one(r(int64(1)), r(int64(2), int64(3))), one(r(int64(1)), r(int64(2), int64(3))), CompareOptions{}, false, "the gold result's row 2 has 2 values, its first row 1"},
+		{"ragged pred", one(r(int64(1), int64(2)), r(int64(3), int64(4))), one(r(int64(1), int64(2)), r(int64(3))), CompareOptions{Permute: true, Ordered: true}, false, "the prediction result's row 2 has 1 values, its first row 2"},
+		{"ragged empty rows", one(r(), r()), one(r(), r(int64(1))), CompareOptions{Semantics: Set}, false, "the prediction result's row 2 has 1 values, its first row 0"},
 	} {
 		v := CompareTables(c.gold, c.pred, c.o)
 		if v.Match != c.match || v.Reason != c.reason {
@@ -355,5 +360,18 @@ func TestResultKeys(t *testing.T) {
 		for range 3 {
 			<-done
 		}
+	}
+}
+
+// TestQuickRejectOtherTypes: a value outside the table's normal forms (a
+// Go int, which table.Normalize would have made an int64) takes quick_rej's
+// str path, where its str ties with the text "1" and the stable sort keeps
+// the rows' own orders: rejected, as the reference rejects it.
+func TestQuickRejectOtherTypes(t *testing.T) {
+	gold := [][]table.Value{{1, "1"}}
+	pred := [][]table.Value{{"1", 1}}
+	want := sameRowKeys(unorderedRowsReference(gold), unorderedRowsReference(pred), false)
+	if got := exQuickReject(gold, pred, false); got != want || got {
+		t.Fatalf("exQuickReject = %v, reference %v (want false)", got, want)
 	}
 }

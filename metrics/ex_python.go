@@ -38,8 +38,10 @@ func exQuickRejectKeyed(gold, pred *exKeyed, ordered bool) bool {
 	return sameRowKeys(unorderedKeyed(gold), unorderedKeyed(pred), ordered)
 }
 
-// quickByKey reports whether no cell of k's rows of several cells is a
-// bool or a float whose key is an integer's (see exQuickRejectKeyed).
+// quickByKey reports whether every cell of k's rows of several cells is
+// NULL, an integer, text, bytes or a float whose key is not an integer's
+// (see exQuickRejectKeyed): no bool, no whole float, and no value outside
+// the table's normal forms (whose str may equal another type's).
 func quickByKey(k *exKeyed) bool {
 	for _, row := range k.rows {
 		if len(row) == 1 {
@@ -47,12 +49,13 @@ func quickByKey(k *exKeyed) bool {
 		}
 		for _, v := range row {
 			switch x := v.(type) {
-			case bool:
-				return false
+			case nil, int64, string, []byte:
 			case float64:
 				if x == math.Trunc(x) && x >= -(1<<63) && x < 1<<63 {
 					return false
 				}
+			default:
+				return false
 			}
 		}
 	}
