@@ -117,17 +117,20 @@ func compareTables(rk *ResultKeys, gold, pred *table.Table, o CompareOptions) Ve
 	if o.Semantics == Bag {
 		// Rows are kept as they are: their counts decide before any key
 		// is built (most mismatches of real predictions).
-		ng, np := gold.NumRows(), pred.NumRows()
-		gc, pc := 0, 0
-		if ng > 0 && np > 0 {
-			gc, pc = len(gold.Rows[0]), len(pred.Rows[0])
-		}
-		if v, ok := exShape(ng, np, gc, pc); !ok {
+		if v, ok := exShape(rowsOf(gold), rowsOf(pred)); !ok {
 			return v
 		}
 	}
 	c := newExComparison(rk, gold, pred, o)
 	return c.run()
+}
+
+// rowsOf is t's rows, none for a nil table.
+func rowsOf(t *table.Table) [][]table.Value {
+	if t == nil {
+		return nil
+	}
+	return t.Rows
 }
 
 // raggedRow is the index of t's first row whose length differs from its
@@ -179,8 +182,8 @@ type ResultKeys struct {
 }
 
 type keyedResult struct {
-	all, distinct exKeyed
-	deduped       bool
+	all      exKeyed
+	distinct *exKeyed // nil until asked for
 }
 
 func (rk *ResultKeys) entry(t *table.Table) *keyedResult {
@@ -213,15 +216,21 @@ func (rk *ResultKeys) distinct(t *table.Table) exKeyed {
 	rk.mu.Lock()
 	defer rk.mu.Unlock()
 	e := rk.entry(t)
-	if !e.deduped {
-		e.distinct, e.deduped = e.all.dedupe(), true
+	if e.distinct == nil {
+		d := e.all.dedupe()
+		e.distinct = &d
 	}
-	return e.distinct
+	return *e.distinct
 }
 
-// exShape is the verdict rows and columns alone give (rule 3 of
-// CompareTables): ok is false when the counts differ.
-func exShape(ng, np, gc, pc int) (v Verdict, ok bool) {
+// exShape is the verdict the row and column counts of two results alone
+// give (rule 3 of CompareTables): ok is false when they differ.
+func exShape(g, p [][]table.Value) (v Verdict, ok bool) {
+	ng, np := len(g), len(p)
+	gc, pc := 0, 0
+	if ng > 0 && np > 0 {
+		gc, pc = len(g[0]), len(p[0])
+	}
 	if ng != np {
 		return Verdict{Reason: fmt.Sprintf("row counts differ: gold %d, prediction %d", ng, np)}, false
 	}
@@ -328,15 +337,11 @@ func (k exKeyed) dedupe() exKeyed {
 const dedupeScan = 16
 
 func (c *exComparison) run() Verdict {
-	ng, np := len(c.g.rows), len(c.p.rows)
-	gc, pc := 0, 0
-	if ng > 0 && np > 0 {
-		gc, pc = len(c.g.rows[0]), len(c.p.rows[0])
-	}
-	if v, ok := exShape(ng, np, gc, pc); !ok {
+	if v, ok := exShape(c.g.rows, c.p.rows); !ok {
 		return v
 	}
-	c.ncol = gc
+	ng := len(c.g.rows)
+	c.ncol = len(c.g.rows[0])
 	if c.o.PythonQuickReject && !exQuickRejectKeyed(&c.g, &c.p, c.o.Ordered) {
 		return Verdict{Reason: "rows differ (test-suite quick_rej)"}
 	}
@@ -453,13 +458,13 @@ func (c *exComparison) candidates() [][]int {
 	out := make([][]int, c.ncol)
 	for i := range out {
 		if !c.o.Permute {
-			if c.sigMatch(gs[i], ps[i], c.g.rows, c.p.rows, i, i) {
+			if c.sigMatch(gs[i], ps[i], i, i) {
 				out[i] = []int{i}
 			}
 			continue
 		}
 		for j := 0; j < c.ncol; j++ {
-			if c.sigMatch(gs[i], ps[j], c.g.rows, c.p.rows, i, j) {
+			if c.sigMatch(gs[i], ps[j], i, j) {
 				out[i] = append(out[i], j)
 			}
 		}
@@ -503,7 +508,10 @@ type exSig [2]uint64
 // exSigSeeds seed the two lanes of the column signatures of one process.
 var exSigSeeds = [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}
 
-func (c *exComparison) sigMatch(gs, ps exSig, gRows, pRows [][]table.Value, gi, pj int) bool {
+// sigMatch reports whether gold column gi may map to prediction column pj,
+// given their signatures.
+func (c *exComparison) sigMatch(gs, ps exSig, gi, pj int) bool {
+	gRows, pRows := c.g.rows, c.p.rows
 	if gs != ps {
 		return false
 	}

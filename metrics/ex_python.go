@@ -62,12 +62,21 @@ func quickByKey(k *exKeyed) bool {
 	return true
 }
 
-// unorderedByKey is each row's cell keys sorted, as one key a row, all
-// in one string (see exQuickRejectKeyed for when it stands for
-// unorderedKeyed).
+// unorderedByKey is each row's cell keys sorted, as one key a row (see
+// exQuickRejectKeyed for when it stands for unorderedKeyed).
 func unorderedByKey(k *exKeyed) []string {
+	return reorderedRows(k, func(r int, js []int) {
+		slices.SortFunc(js, func(a, b int) int { return strings.Compare(k.cell(r, a), k.cell(r, b)) })
+	})
+}
+
+// reorderedRows is each row's key with its cells in the order order puts
+// the row's cell indices in; a row of one cell, which has one order, is
+// its key as it is. The keys are written into one string: a few
+// allocations a table, none a row.
+func reorderedRows(k *exKeyed, order func(r int, js []int)) []string {
 	out := make([]string, len(k.rows))
-	var cells []string
+	var js []int
 	var arena []byte
 	var spans []int // row, start, end in arena
 	for r, row := range k.rows {
@@ -76,16 +85,17 @@ func unorderedByKey(k *exKeyed) []string {
 			continue
 		}
 		if arena == nil {
-			arena = make([]byte, 0, len(k.s))
+			arena = make([]byte, 0, len(k.s)) // the same keys, reordered: never more
+			spans = make([]int, 0, 3*len(k.rows))
 		}
-		cells = cells[:0]
+		js = js[:0]
 		for j := range row {
-			cells = append(cells, k.cell(r, j))
+			js = append(js, j)
 		}
-		slices.Sort(cells)
+		order(r, js)
 		start := len(arena)
-		for _, c := range cells {
-			arena = append(arena, c...)
+		for _, j := range js {
+			arena = append(arena, k.cell(r, j)...)
 		}
 		spans = append(spans, r, start, len(arena))
 	}
@@ -103,21 +113,17 @@ func unorderedRows(rows [][]table.Value) []string {
 	return unorderedKeyed(&k)
 }
 
-// unorderedKeyed is unorderedRows of k.rows. A row of one cell, which has
-// one order, is its key as it is; the others' keys are written into one
-// string, their cells ordered without building a sort key a cell: a
-// string is its own str, the other values' strs are written into one
-// string for the table, and two sort keys are compared as their two parts
-// (compareJoined). A few allocations a table, none a row.
+// unorderedKeyed is unorderedRows of k.rows (reorderedRows), the cells
+// ordered without building a sort key a cell: a string is its own str,
+// the other values' strs are written into one string for the table, and
+// two sort keys are compared as their two parts (compareJoined).
 func unorderedKeyed(k *exKeyed) []string {
-	out := make([]string, len(k.rows))
 	// strs holds the str of every non-string cell of the rows of several
 	// cells: cell c's (c as in k.cells) is strs[from[c]:to[c]].
 	var scratch []byte
 	var from, to []int
 	for r, row := range k.rows {
 		if len(row) == 1 {
-			out[r] = k.row(r)
 			continue
 		}
 		if from == nil {
@@ -133,42 +139,20 @@ func unorderedKeyed(k *exKeyed) []string {
 			to[c] = len(scratch)
 		}
 	}
-	if from == nil {
-		return out
-	}
 	strs := string(scratch)
-	type cell struct {
-		str, typ string
-		j        int
-	}
-	var cells []cell
-	arena := make([]byte, 0, len(k.s))     // the same keys, reordered: never more
-	spans := make([]int, 0, 3*len(k.rows)) // row, start, end in arena
-	for r, row := range k.rows {
-		if len(row) == 1 {
-			continue
+	str := func(r, j int) string {
+		if s, ok := k.rows[r][j].(string); ok {
+			return s
 		}
-		cells = cells[:0]
-		for j, v := range row {
-			str, isStr := v.(string)
-			if !isStr {
-				c := k.first[r] + j
-				str = strs[from[c]:to[c]]
-			}
-			cells = append(cells, cell{str, pyTypeStr(v), j})
-		}
-		slices.SortStableFunc(cells, func(a, b cell) int { return compareJoined(a.str, a.typ, b.str, b.typ) })
-		start := len(arena)
-		for _, c := range cells {
-			arena = append(arena, k.cell(r, c.j)...)
-		}
-		spans = append(spans, r, start, len(arena))
+		c := k.first[r] + j
+		return strs[from[c]:to[c]]
 	}
-	keys := string(arena)
-	for i := 0; i < len(spans); i += 3 {
-		out[spans[i]] = keys[spans[i+1]:spans[i+2]]
-	}
-	return out
+	return reorderedRows(k, func(r int, js []int) {
+		row := k.rows[r]
+		slices.SortStableFunc(js, func(a, b int) int {
+			return compareJoined(str(r, a), pyTypeStr(row[a]), str(r, b), pyTypeStr(row[b]))
+		})
+	})
 }
 
 // compareJoined is strings.Compare(a1+a2, b1+b2) without building either.

@@ -48,9 +48,6 @@ type Results struct {
 	disk    *store.Store
 	version string
 
-	mu     sync.Mutex
-	hashes map[string]fileHash // path → content hash, valid for its size and mtime
-
 	// ids memoizes dbIdentity for read-only engines for the life of the
 	// Results (one evalflow invocation): path → *dbID.
 	ids sync.Map
@@ -110,12 +107,6 @@ type dbID struct {
 	stable bool
 }
 
-type fileHash struct {
-	size  int64
-	mtime time.Time
-	hash  string
-}
-
 // NewResults returns a stage cache over disk, keyed for this evalflow
 // version. It makes disk write in batches (store.Store.Buffer): an entry
 // lost to a crash is only computed again, and one write(2) per batch
@@ -124,7 +115,7 @@ type fileHash struct {
 // end-of-run GC does).
 func NewResults(disk *store.Store, version string) *Results {
 	disk.Buffer()
-	return &Results{disk: disk, version: version, hashes: map[string]fileHash{}}
+	return &Results{disk: disk, version: version}
 }
 
 // Disk is the store holding the results.
@@ -224,8 +215,9 @@ func (m *material) appendJSON(b []byte) []byte {
 // computation. Only those two identities are remembered: a path that does
 // not exist (yet), is not a regular file or cannot be read is looked at
 // again on the next query. Without memo (read_only = false: the run's own
-// queries may write the database) every query stats the file and the hash
-// is recomputed when its size or modification time changed.
+// queries may write the database) every query stats the file, and
+// store.HashFile reads it again when it changed (size, modification or
+// change time, inode).
 func (r *Results) dbIdentity(db string, memo bool) string {
 	if !memo {
 		id, _ := r.identify(db)
@@ -255,19 +247,11 @@ func (r *Results) identify(db string) (id string, stable bool) {
 	case !st.Mode().IsRegular():
 		return "name:" + db, false
 	}
-	r.mu.Lock()
-	h, ok := r.hashes[db]
-	r.mu.Unlock()
-	if ok && h.size == st.Size() && h.mtime.Equal(st.ModTime()) {
-		return "sha256:" + h.hash, true
-	}
+	// store.HashFile reads the file again only when it changed.
 	sum := store.HashFile(db)
 	if sum == "" {
 		return "unreadable:" + db, false
 	}
-	r.mu.Lock()
-	r.hashes[db] = fileHash{size: st.Size(), mtime: st.ModTime(), hash: sum}
-	r.mu.Unlock()
 	return "sha256:" + sum, true
 }
 

@@ -96,6 +96,29 @@ sys_of() { awk -F': ' '/System time/{print $2}' "$1"; }
 wall_of() { awk -F': ' '/Elapsed \(wall clock\)/{n=split($2,p,":"); s=0; for(i=1;i<=n;i++) s=s*60+p[i]; printf "%.3f\n", s}' "$1"; }
 rss_of() { awk -F': ' '/Maximum resident set size/{printf "%.0f\n", $2/1024}' "$1"; }
 fresh_cache() { mktemp -d "$WORK/cache.XXXXXX"; }
+div() { awk -v a="$1" -v b="$2" 'BEGIN{printf "%.2f", a/b}'; } # div A B: A/B to two places
+# add_round R FLOOR_FILE EVALFLOW_FILE: one round of a CPU-ratio workload
+# into the arrays fl ev fw ew ratio (cpu_ratio_line sums them up).
+add_round() {
+	local f e
+	f=$(cpu_of "$2") e=$(cpu_of "$3")
+	fl+=("$f") ev+=("$e") fw+=("$(wall_of "$2")") ew+=("$(wall_of "$3")")
+	ratio+=("$(div "$e" "$f")")
+	printf '   round %s: floor cpu %ss (user %s sys %s) wall %ss | evalflow cpu %ss (user %s sys %s) wall %ss rss %s MB | cpu ratio %s\n' \
+		"$1" "$f" "$(user_of "$2")" "$(sys_of "$2")" "$(wall_of "$2")" \
+		"$e" "$(user_of "$3")" "$(sys_of "$3")" "$(wall_of "$3")" "$(rss_of "$3")" "${ratio[-1]}"
+}
+# cpu_ratio_line LABEL: the summary line of the rounds add_round added,
+# printed and kept for the summary.
+cpu_ratio_line() {
+	local fmed emed line
+	fmed=$(printf '%s\n' "${fl[@]}" | median) emed=$(printf '%s\n' "${ev[@]}" | median)
+	line=$(printf '%-34s %8s      (median of the rounds'"'"' ratios; medians: floor %ss, evalflow %ss cpu, ratio %s; wall ratio %s)   target <= 1.5' "$1" \
+		"$(printf '%s\n' "${ratio[@]}" | median)" "$fmed" "$emed" "$(div "$emed" "$fmed")" \
+		"$(div "$(printf '%s\n' "${ew[@]}" | median)" "$(printf '%s\n' "${fw[@]}" | median)")")
+	echo "   $line"
+	SUMMARY+=("$line")
+}
 # report_step RUN_DIR LABEL RUN_WALL: the share of a run's end that is
 # report.html — `evalflow report` on the finished run directory, three
 # times, median wall and largest peak RSS, beside the run's median wall.
@@ -192,28 +215,18 @@ if want scoring; then
 				EVALFLOW_CACHE_DIR=$(fresh_cache) timed "$WORK/s.pin.$r" $PIN "$EF" run "$ROOT/pipelines/text2sql-replay.hcl" \
 					-var dataset="$D/items.jsonl" -var predictions="$D/preds.jsonl" -var databases="$GEO" \
 					-var compare=testsuite -quiet -overwrite -out "$WORK/run-geo"
-				pin+=("$(awk -v a="$(cpu_of "$WORK/s.pin.$r")" -v b="$(cpu_of "$WORK/s.floor.$r")" 'BEGIN{printf "%.2f", a/b}')")
+				pin+=("$(div "$(cpu_of "$WORK/s.pin.$r")" "$(cpu_of "$WORK/s.floor.$r")")")
 			fi
 			EVALFLOW_CACHE_DIR=$(fresh_cache) timed "$WORK/s.nc.$r" "$EF" run "$ROOT/pipelines/text2sql-replay.hcl" \
 				-var dataset="$D/items.jsonl" -var predictions="$D/preds.jsonl" -var databases="$GEO" \
 				-var compare=testsuite -quiet -overwrite -no-cache -out "$WORK/run-geo"
-			nc+=("$(awk -v a="$(cpu_of "$WORK/s.nc.$r")" -v b="$(cpu_of "$WORK/s.floor.$r")" 'BEGIN{printf "%.2f", a/b}')")
+			nc+=("$(div "$(cpu_of "$WORK/s.nc.$r")" "$(cpu_of "$WORK/s.floor.$r")")")
 			timed "$WORK/s.f2.$r" "$BIN/rawfloor" -threads 2 -dataset "$D/items.jsonl" -predictions "$D/preds.jsonl" -databases "$GEO"
-			f2+=("$(awk -v a="$(cpu_of "$WORK/s.f2.$r")" -v b="$(cpu_of "$WORK/s.floor.$r")" 'BEGIN{printf "%.2f", a/b}')")
-			f=$(cpu_of "$WORK/s.floor.$r") e=$(cpu_of "$WORK/s.ef.$r")
-			fl+=("$f") ev+=("$e") fw+=("$(wall_of "$WORK/s.floor.$r")") ew+=("$(wall_of "$WORK/s.ef.$r")")
-			ratio+=("$(awk -v a="$e" -v b="$f" 'BEGIN{printf "%.2f", a/b}')")
-			printf '   round %s: floor cpu %ss (user %s sys %s) wall %ss | evalflow cpu %ss (user %s sys %s) wall %ss rss %s MB | cpu ratio %s\n' \
-				"$r" "$f" "$(user_of "$WORK/s.floor.$r")" "$(sys_of "$WORK/s.floor.$r")" "$(wall_of "$WORK/s.floor.$r")" \
-				"$e" "$(user_of "$WORK/s.ef.$r")" "$(sys_of "$WORK/s.ef.$r")" "$(wall_of "$WORK/s.ef.$r")" "$(rss_of "$WORK/s.ef.$r")" "${ratio[-1]}"
+			f2+=("$(div "$(cpu_of "$WORK/s.f2.$r")" "$(cpu_of "$WORK/s.floor.$r")")")
+			add_round "$r" "$WORK/s.floor.$r" "$WORK/s.ef.$r"
 		done
 		grep -m1 '^ *ex ' "$WORK/s.ef.1.out" | sed 's/^ */   ex (must be 0.4150): /'
-		fmed=$(printf '%s\n' "${fl[@]}" | median) emed=$(printf '%s\n' "${ev[@]}" | median)
-		line=$(printf '%-34s %8s      (median of the rounds'"'"' ratios; medians: floor %ss, evalflow %ss cpu, ratio %s; wall ratio %s)   target <= 1.5' "scoring cpu ratio (evalflow/floor)" \
-			"$(printf '%s\n' "${ratio[@]}" | median)" "$fmed" "$emed" "$(awk -v a="$emed" -v b="$fmed" 'BEGIN{printf "%.2f", a/b}')" \
-			"$(awk -v a="$(printf '%s\n' "${ew[@]}" | median)" -v b="$(printf '%s\n' "${fw[@]}" | median)" 'BEGIN{printf "%.2f", a/b}')")
-		echo "   $line"
-		SUMMARY+=("$line")
+		cpu_ratio_line "scoring cpu ratio (evalflow/floor)"
 		if [ -n "$PIN" ]; then
 			line=$(printf '%-34s %8s      (the same, evalflow pinned to one core; rounds %s)' "  on one core" \
 				"$(printf '%s\n' "${pin[@]}" | median)" "${pin[*]}")
@@ -252,20 +265,10 @@ if want wide; then
 			EVALFLOW_CACHE_DIR=$(fresh_cache) timed "$WORK/w.ef.$r" "$EF" run "$ROOT/pipelines/text2sql-replay.hcl" \
 				-var dataset="$D/items.jsonl" -var predictions="$D/preds.jsonl" -var databases="$GEO" \
 				-var compare=testsuite -quiet -overwrite -out "$WORK/run-wide"
-			f=$(cpu_of "$WORK/w.floor.$r") e=$(cpu_of "$WORK/w.ef.$r")
-			fl+=("$f") ev+=("$e") fw+=("$(wall_of "$WORK/w.floor.$r")") ew+=("$(wall_of "$WORK/w.ef.$r")")
-			ratio+=("$(awk -v a="$e" -v b="$f" 'BEGIN{printf "%.2f", a/b}')")
-			printf '   round %s: floor cpu %ss wall %ss | evalflow cpu %ss (user %s sys %s) wall %ss rss %s MB | cpu ratio %s\n' \
-				"$r" "$f" "$(wall_of "$WORK/w.floor.$r")" "$e" "$(user_of "$WORK/w.ef.$r")" "$(sys_of "$WORK/w.ef.$r")" \
-				"$(wall_of "$WORK/w.ef.$r")" "$(rss_of "$WORK/w.ef.$r")" "${ratio[-1]}"
+			add_round "$r" "$WORK/w.floor.$r" "$WORK/w.ef.$r"
 		done
 		grep -m1 '^ *ex ' "$WORK/w.ef.1.out" | sed 's/^ */   ex (must be 0.6981): /'
-		fmed=$(printf '%s\n' "${fl[@]}" | median) emed=$(printf '%s\n' "${ev[@]}" | median)
-		line=$(printf '%-34s %8s      (median of the rounds'"'"' ratios; medians: floor %ss, evalflow %ss cpu, ratio %s; wall ratio %s)   target <= 1.5' "wide-result scoring cpu ratio" \
-			"$(printf '%s\n' "${ratio[@]}" | median)" "$fmed" "$emed" "$(awk -v a="$emed" -v b="$fmed" 'BEGIN{printf "%.2f", a/b}')" \
-			"$(awk -v a="$(printf '%s\n' "${ew[@]}" | median)" -v b="$(printf '%s\n' "${fw[@]}" | median)" 'BEGIN{printf "%.2f", a/b}')")
-		echo "   $line"
-		SUMMARY+=("$line")
+		cpu_ratio_line "wide-result scoring cpu ratio"
 	fi
 fi
 

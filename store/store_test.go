@@ -198,3 +198,33 @@ func TestHashFileChanges(t *testing.T) {
 		t.Fatalf("a missing file hashed to %q", got)
 	}
 }
+
+// BenchmarkHashFile: what a run saves for each pass over an input it no
+// longer reads (docs/benchmarks.md, "Seventh pass"): a 16 MB file hashed
+// after a change (read: SHA-256 over every byte) and unchanged
+// (remembered: one stat).
+func BenchmarkHashFile(b *testing.B) {
+	p := filepath.Join(b.TempDir(), "items.jsonl")
+	if err := os.WriteFile(p, make([]byte, 16<<20), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	b.Run("read", func(b *testing.B) {
+		b.SetBytes(16 << 20)
+		for i := 0; b.Loop(); i++ {
+			t := time.Unix(int64(i), 0)
+			if err := os.Chtimes(p, t, t); err != nil {
+				b.Fatal(err)
+			}
+			if HashFile(p) == "" {
+				b.Fatal("no hash")
+			}
+		}
+	})
+	b.Run("remembered", func(b *testing.B) {
+		for b.Loop() {
+			if HashFile(p) == "" {
+				b.Fatal("no hash")
+			}
+		}
+	})
+}
