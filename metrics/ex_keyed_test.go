@@ -49,18 +49,7 @@ func TestKeyedMatchesCellKeys(t *testing.T) {
 		}
 		check(&k, tab.Rows)
 		// dedupe keeps the first of every row whose cells are all equal.
-		var want [][]table.Value
-		seen := map[string]bool{}
-		for _, row := range tab.Rows {
-			var parts []string
-			for _, v := range row {
-				parts = append(parts, string(exValueKey(nil, v)))
-			}
-			if key := strings.Join(parts, ""); !seen[key] {
-				seen[key] = true
-				want = append(want, row)
-			}
-		}
+		want, _ := distinctReference(tab.Rows)
 		d := k.dedupe()
 		check(&d, want)
 	}
@@ -151,28 +140,32 @@ func TestCompareJoined(t *testing.T) {
 	}
 }
 
+// distinctReference de-duplicates rows as evalflow first did, a string
+// a cell and the row's strings joined: the first of every row whose
+// cells are all equal, with its cells' keys.
+func distinctReference(rows [][]table.Value) (kept [][]table.Value, keys [][]string) {
+	seen := map[string]bool{}
+	for _, row := range rows {
+		var k []string
+		for _, v := range row {
+			k = append(k, string(exValueKey(nil, v)))
+		}
+		if j := strings.Join(k, ""); !seen[j] {
+			seen[j] = true
+			kept, keys = append(kept, row), append(keys, k)
+		}
+	}
+	return kept, keys
+}
+
 // softF1Reference is BIRD's calculate_f1_score as evalflow first wrote
 // it: a string a cell, rows joined to de-duplicate them.
 func softF1Reference(gold, pred *table.Table) float64 {
-	keys := func(t *table.Table) [][]string {
-		var out [][]string
-		seen := map[string]bool{}
-		for _, row := range t.Rows {
-			var k []string
-			for _, v := range row {
-				k = append(k, string(exValueKey(nil, v)))
-			}
-			if j := strings.Join(k, ""); !seen[j] {
-				seen[j] = true
-				out = append(out, k)
-			}
-		}
-		return out
-	}
 	if len(gold.Rows) == 0 && len(pred.Rows) == 0 {
 		return 1
 	}
-	g, p := keys(gold), keys(pred)
+	_, g := distinctReference(gold.Rows)
+	_, p := distinctReference(pred.Rows)
 	in := func(v string, row []string) bool { return slices.Contains(row, v) }
 	var tp, fp, fn float64
 	for i := 0; i < max(len(g), len(p)); i++ {

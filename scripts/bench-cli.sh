@@ -2,7 +2,8 @@
 # bench-cli.sh — evalflow's end-to-end CLI benchmarks (issue 14), run as a
 # user runs them: the built binary, durable output, the stage cache on and
 # cold (a fresh EVALFLOW_CACHE_DIR for every run). It prints each figure
-# next to its target and always exits 0: it reports, it does not gate.
+# next to its target and exits 0 (2 for a bad BENCH_ROUNDS): it reports,
+# it does not gate.
 # docs/benchmarks-baseline.md explains the workloads and records a baseline.
 #
 #   make bench-cli                          # or: bash scripts/bench-cli.sh
@@ -20,10 +21,12 @@
 #            against internal/bench/rawfloor on the same files: CPU (user+sys)
 #            of the whole process, evalflow ÷ floor.  Target ≤ 1.5.
 #            Also, to price what the ratio holds: the same with evalflow
-#            pinned to one core (taskset -c 0), with -no-cache and with
-#            compare=evalflow (no DISTINCT-stripped re-runs), the floor on
-#            two threads (rawfloor -threads 2) over the floor, and the
-#            report.html step (`evalflow report` on the run, wall and CPU).
+#            pinned to one core (taskset -c 0), with -no-cache, with
+#            compare=evalflow (no DISTINCT-stripped re-runs) and with both,
+#            the floor on two threads (rawfloor -threads 2) over the floor,
+#            and the report.html step (`evalflow report` on the run, wall
+#            and CPU). With BENCH_PROFILE=1 also a CPU profile a round and
+#            their CPU a run by part of evalflow (profile_split).
 #   wide     the scoring workload's ratio on results of tens to hundreds
 #            of rows (internal/bench/gen -kind wide: 8,000 items over the
 #            same database, 1.76 million rows in all), where what evalflow
@@ -63,6 +66,9 @@ LLM_LATENCY=${BENCH_LLM_LATENCY:-200ms}
 LLM_MIN_ITEMS=${BENCH_LLM_MIN_ITEMS:-2000}
 PROFILE=${BENCH_PROFILE:-0}
 GO=${GO:-go}
+case $ROUNDS in
+'' | *[!0-9]* | 0) echo "bench-cli: BENCH_ROUNDS must be a whole number of rounds, at least 1 (got '$ROUNDS')" >&2; exit 2 ;;
+esac
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/evalflow-bench-cli.XXXXXX")
 FAKEPID=
@@ -138,6 +144,66 @@ report_step() {
 	SUMMARY+=("$line")
 }
 
+# replay F DIR OUT [ARGS...]: text2sql-replay.hcl on DIR's items.jsonl and
+# preds.jsonl over the GeoQuery databases, the stage cache cold, timed
+# into F; ARGS go to evalflow run. REPLAY_PREFIX (a command to run it
+# under, e.g. taskset -c 0) and REPLAY_BIN (default $EF) change how.
+replay() {
+	local f=$1 d=$2 out=$3
+	shift 3
+	EVALFLOW_CACHE_DIR=$(fresh_cache) timed "$f" ${REPLAY_PREFIX:-} "${REPLAY_BIN:-$EF}" run "$ROOT/pipelines/text2sql-replay.hcl" \
+		-var dataset="$d/items.jsonl" -var predictions="$d/preds.jsonl" -var databases="$GEO" \
+		-quiet -overwrite -out "$out" "$@"
+}
+# floor F DIR [ARGS...]: rawfloor on the same files, timed into F.
+floor() {
+	local f=$1 d=$2
+	shift 2
+	timed "$f" "$BIN/rawfloor" -dataset "$d/items.jsonl" -predictions "$d/preds.jsonl" -databases "$GEO" "$@"
+}
+# variant_line LABEL NOTE RATIO...: a priced variant's median ratio over
+# the floor and its rounds, printed and kept for the summary.
+variant_line() {
+	local label=$1 note=$2 line
+	shift 2
+	line=$(printf '%-34s %8s      (%s; rounds %s)' "  $label" "$(printf '%s\n' "$@" | median)" "$note" "$*")
+	echo "   $line"
+	SUMMARY+=("$line")
+}
+# profile_split PROF...: CPU a run by part of evalflow, over the
+# profiles of runs of the profiling build: each sample is charged to the
+# first part (in this order) a frame of its stack belongs to
+# (docs/benchmarks.md, "Eighth pass").
+profile_split() {
+	echo "   CPU a run by part (mean of $# profiled runs):"
+	$GO tool pprof -traces "$BIN/evalflow-prof" "$@" 2>/dev/null | awk -v runs=$# '
+	BEGIN {
+		n = split("SQLite (modernc.org/sqlite)|C code and its system calls (runtime._ExternalCode; DuckDB is the C linked in)|DuckDB calls from Go (report.html)|GC workers|Parquet|report.html (Go)|aggregate intervals|stage cache|score stage|inputs (dataset, predictions)|generate stage|validate stage|running queries (database/sql, engine/sqlite, execute)|planner|Go runtime, the rest", name, "|")
+		pat[1] = "modernc[.]org/sqlite"; pat[2] = "runtime[.]_ExternalCode"; pat[3] = "duckdb"
+		pat[4] = "gcBgMarkWorker|runtime[.]bgsweep|runtime[.]bgscavenge"; pat[5] = "parquet-go|evalflow/sinks"
+		pat[6] = "evalflow/report"; pat[7] = "evalflow/stats|nodes/aggregate"
+		pat[8] = "nodes[.][(][*]Results[)][.](put|get|keyInto)|evalflow/cache|evalflow/store[.]"
+		pat[9] = "nodes/score"; pat[10] = "evalflow/dataset"; pat[11] = "nodes/generate"; pat[12] = "nodes/validate"
+		pat[13] = "nodes/execute|engine/sqlite|database/sql"; pat[14] = "evalflow/planner"; pat[15] = "."
+	}
+	function charge(  i) {
+		if (stack == "") return
+		for (i = 1; i <= n; i++) if (stack ~ pat[i]) { t[i] += v; break }
+		all += v; stack = ""
+	}
+	/^-+[+]-+$/ { charge(); next }
+	/^ +[0-9.]+(ms|s) / {
+		charge(); v = $1; sub(/ms$/, "", v); if ($1 ~ /ms$/) v /= 1000; else sub(/s$/, "", v)
+		stack = $0; next
+	}
+	{ stack = stack " " $0 }
+	END {
+		charge()
+		for (i = 1; i <= n; i++) if (t[i] > 0) printf "     %6.3fs  %s\n", t[i] / runs, name[i]
+		printf "     %6.3fs  all\n", all / runs
+	}'
+}
+
 echo "== evalflow bench-cli  ($(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $($GO version | cut -d' ' -f3), load $(cut -d' ' -f1-3 /proc/loadavg))"
 echo "   work dir $WORK, rounds $ROUNDS"
 
@@ -202,65 +268,50 @@ if want scoring; then
 		echo "-- scoring: 8,000 GeoQuery items, all query texts distinct, compare=testsuite"
 		D=$WORK/geo
 		"$BIN/gen" -kind geo -n 8000 -out "$D" -geo "$GEO/conformance/items.jsonl" || exit 0
-		fl=() ev=() ratio=() fw=() ew=() pin=() nc=() f2=() evc=()
+		fl=() ev=() ratio=() fw=() ew=() pin=() nc=() evc=() lean=() f2=()
 		# Variants price what the ratio holds (not targets): evalflow on
 		# one core (taskset), against the two cores it uses otherwise;
-		# with -no-cache (no stage cache keys or writes); and the floor on
-		# two threads (whether SQLite's CPU grows on two cores).
+		# with -no-cache (no stage cache keys or writes); with
+		# compare=evalflow (none of test-suite's DISTINCT-stripped
+		# re-runs); with both; and the floor on two threads (whether
+		# SQLite's CPU grows on two cores).
 		PIN=
 		command -v taskset >/dev/null && PIN="taskset -c 0"
 		for r in $(seq "$ROUNDS"); do
-			timed "$WORK/s.floor.$r" "$BIN/rawfloor" -dataset "$D/items.jsonl" -predictions "$D/preds.jsonl" -databases "$GEO"
-			EVALFLOW_CACHE_DIR=$(fresh_cache) timed "$WORK/s.ef.$r" "$EF" run "$ROOT/pipelines/text2sql-replay.hcl" \
-				-var dataset="$D/items.jsonl" -var predictions="$D/preds.jsonl" -var databases="$GEO" \
-				-var compare=testsuite -quiet -overwrite -out "$WORK/run-geo"
+			floor "$WORK/s.floor.$r" "$D"
+			fcpu=$(cpu_of "$WORK/s.floor.$r")
+			replay "$WORK/s.ef.$r" "$D" "$WORK/run-geo" -var compare=testsuite
 			if [ -n "$PIN" ]; then
-				EVALFLOW_CACHE_DIR=$(fresh_cache) timed "$WORK/s.pin.$r" $PIN "$EF" run "$ROOT/pipelines/text2sql-replay.hcl" \
-					-var dataset="$D/items.jsonl" -var predictions="$D/preds.jsonl" -var databases="$GEO" \
-					-var compare=testsuite -quiet -overwrite -out "$WORK/run-geo"
-				pin+=("$(div "$(cpu_of "$WORK/s.pin.$r")" "$(cpu_of "$WORK/s.floor.$r")")")
+				REPLAY_PREFIX=$PIN replay "$WORK/s.pin.$r" "$D" "$WORK/run-geo" -var compare=testsuite
+				pin+=("$(div "$(cpu_of "$WORK/s.pin.$r")" "$fcpu")")
 			fi
-			EVALFLOW_CACHE_DIR=$(fresh_cache) timed "$WORK/s.nc.$r" "$EF" run "$ROOT/pipelines/text2sql-replay.hcl" \
-				-var dataset="$D/items.jsonl" -var predictions="$D/preds.jsonl" -var databases="$GEO" \
-				-var compare=testsuite -quiet -overwrite -no-cache -out "$WORK/run-geo"
-			nc+=("$(div "$(cpu_of "$WORK/s.nc.$r")" "$(cpu_of "$WORK/s.floor.$r")")")
-			EVALFLOW_CACHE_DIR=$(fresh_cache) timed "$WORK/s.ev.$r" "$EF" run "$ROOT/pipelines/text2sql-replay.hcl" \
-				-var dataset="$D/items.jsonl" -var predictions="$D/preds.jsonl" -var databases="$GEO" \
-				-var compare=evalflow -quiet -overwrite -out "$WORK/run-geo-ev"
-			evc+=("$(div "$(cpu_of "$WORK/s.ev.$r")" "$(cpu_of "$WORK/s.floor.$r")")")
-			timed "$WORK/s.f2.$r" "$BIN/rawfloor" -threads 2 -dataset "$D/items.jsonl" -predictions "$D/preds.jsonl" -databases "$GEO"
-			f2+=("$(div "$(cpu_of "$WORK/s.f2.$r")" "$(cpu_of "$WORK/s.floor.$r")")")
+			replay "$WORK/s.nc.$r" "$D" "$WORK/run-geo" -var compare=testsuite -no-cache
+			nc+=("$(div "$(cpu_of "$WORK/s.nc.$r")" "$fcpu")")
+			replay "$WORK/s.ev.$r" "$D" "$WORK/run-geo-ev" -var compare=evalflow
+			evc+=("$(div "$(cpu_of "$WORK/s.ev.$r")" "$fcpu")")
+			replay "$WORK/s.lean.$r" "$D" "$WORK/run-geo-ev" -var compare=evalflow -no-cache
+			lean+=("$(div "$(cpu_of "$WORK/s.lean.$r")" "$fcpu")")
+			floor "$WORK/s.f2.$r" "$D" -threads 2
+			f2+=("$(div "$(cpu_of "$WORK/s.f2.$r")" "$fcpu")")
 			add_round "$r" "$WORK/s.floor.$r" "$WORK/s.ef.$r"
 		done
 		grep -m1 '^ *ex ' "$WORK/s.ef.1.out" | sed 's/^ */   ex (must be 0.4150): /'
 		cpu_ratio_line "scoring cpu ratio (evalflow/floor)"
-		if [ -n "$PIN" ]; then
-			line=$(printf '%-34s %8s      (the same, evalflow pinned to one core; rounds %s)' "  on one core" \
-				"$(printf '%s\n' "${pin[@]}" | median)" "${pin[*]}")
-			echo "   $line"
-			SUMMARY+=("$line")
-		fi
-		line=$(printf '%-34s %8s      (the same with -no-cache; rounds %s)' "  without the stage cache" \
-			"$(printf '%s\n' "${nc[@]}" | median)" "${nc[*]}")
-		echo "   $line"
-		SUMMARY+=("$line")
-		line=$(printf '%-34s %8s      (rawfloor -threads 2 over rawfloor; rounds %s)' "  the floor on two threads" \
-			"$(printf '%s\n' "${f2[@]}" | median)" "${f2[*]}")
-		echo "   $line"
-		SUMMARY+=("$line")
-		# What test-suite's semantics cost: compare=evalflow runs no
-		# DISTINCT-stripped re-executions (docs/benchmarks.md, "Eighth pass").
-		line=$(printf '%-34s %8s      (the same with compare=evalflow: no DISTINCT-stripped re-runs; rounds %s)' "  with compare=evalflow" \
-			"$(printf '%s\n' "${evc[@]}" | median)" "${evc[*]}")
-		echo "   $line"
-		SUMMARY+=("$line")
+		[ -n "$PIN" ] && variant_line "on one core" "the same, evalflow pinned to one core" "${pin[@]}"
+		variant_line "without the stage cache" "the same with -no-cache" "${nc[@]}"
+		variant_line "with compare=evalflow" "the same with compare=evalflow: no DISTINCT-stripped re-runs" "${evc[@]}"
+		variant_line "with both" "-no-cache and compare=evalflow" "${lean[@]}"
+		variant_line "the floor on two threads" "rawfloor -threads 2 over rawfloor" "${f2[@]}"
 		report_step "$WORK/run-geo" "scoring" "$(printf '%s\n' "${ew[@]}" | median)"
 		if [ "$PROFILE" = 1 ]; then
-			EVALFLOW_CACHE_DIR=$(fresh_cache) EVALFLOW_CPUPROFILE="$WORK/prof/scoring.cpu" EVALFLOW_MEMPROFILE="$WORK/prof/scoring.alloc" \
-				timed "$WORK/s.prof" "$BIN/evalflow-prof" run "$ROOT/pipelines/text2sql-replay.hcl" \
-				-var dataset="$D/items.jsonl" -var predictions="$D/preds.jsonl" -var databases="$GEO" \
-				-var compare=testsuite -quiet -overwrite -out "$WORK/run-geo-prof"
-			top "$WORK/prof/scoring.cpu" "scoring CPU"
+			profs=()
+			for r in $(seq "$ROUNDS"); do
+				EVALFLOW_CPUPROFILE="$WORK/prof/scoring.cpu.$r" EVALFLOW_MEMPROFILE="$WORK/prof/scoring.alloc.$r" REPLAY_BIN="$BIN/evalflow-prof" \
+					replay "$WORK/s.prof.$r" "$D" "$WORK/run-geo-prof" -var compare=testsuite
+				profs+=("$WORK/prof/scoring.cpu.$r")
+			done
+			top "${profs[0]}" "scoring CPU (first profiled run)"
+			profile_split "${profs[@]}"
 		fi
 	fi
 fi
@@ -275,10 +326,8 @@ if want wide; then
 		"$BIN/gen" -kind wide -n 8000 -out "$D" || exit 0
 		fl=() ev=() ratio=() fw=() ew=()
 		for r in $(seq "$ROUNDS"); do
-			timed "$WORK/w.floor.$r" "$BIN/rawfloor" -dataset "$D/items.jsonl" -predictions "$D/preds.jsonl" -databases "$GEO"
-			EVALFLOW_CACHE_DIR=$(fresh_cache) timed "$WORK/w.ef.$r" "$EF" run "$ROOT/pipelines/text2sql-replay.hcl" \
-				-var dataset="$D/items.jsonl" -var predictions="$D/preds.jsonl" -var databases="$GEO" \
-				-var compare=testsuite -quiet -overwrite -out "$WORK/run-wide"
+			floor "$WORK/w.floor.$r" "$D"
+			replay "$WORK/w.ef.$r" "$D" "$WORK/run-wide" -var compare=testsuite
 			add_round "$r" "$WORK/w.floor.$r" "$WORK/w.ef.$r"
 		done
 		grep -m1 '^ *ex ' "$WORK/w.ef.1.out" | sed 's/^ */   ex (must be 0.6981): /'
